@@ -1,0 +1,63 @@
+"""The one door to TensorFlow.
+
+TensorFlow takes seconds to import and this package is also a pytest plugin,
+imported by every pytest run in the environment, so nothing here imports it
+until a check actually needs it.
+"""
+import contextlib
+import os
+
+_INSTALL_HINT = (
+    "gradcheck needs TensorFlow 2.16 or newer, and it is not installed here. "
+    "Install it with:  pip install 'gradcheck[cpu]'  (tensorflow-cpu), or "
+    "pip install 'gradcheck[tensorflow]'  (the full build, with GPU support)."
+)
+
+_module = None
+
+
+def tf():
+    """Return the `tensorflow` module, importing it on first use."""
+    global _module
+    if _module is None:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        try:
+            import tensorflow
+        except ImportError as error:
+            raise ImportError(_INSTALL_HINT) from error
+        _module = tensorflow
+    return _module
+
+
+@contextlib.contextmanager
+def quiet_logs():
+    """Silence TensorFlow's Python warnings (retracing, pfor fallbacks) during a
+    check: the check builds functions on purpose, and says what matters itself."""
+    logger = tf().get_logger()
+    level = logger.level
+    logger.setLevel("ERROR")
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def flatten_with_paths(structure):
+    """Flatten a nest of outputs into (path, leaf) pairs, e.g. ('a/0', t)."""
+    from tensorflow.python.util import nest
+
+    return nest.flatten_with_joined_string_paths(structure)
+
+
+def numpy_dtype(dtype):
+    """The numpy dtype for a TensorFlow dtype (bfloat16 comes from ml_dtypes)."""
+    return tf().as_dtype(dtype).as_numpy_dtype
+
+
+def is_differentiable_dtype(dtype):
+    dtype = tf().as_dtype(dtype)
+    return dtype.is_floating or dtype.is_complex
+
+
+def real_dtype_name(dtype):
+    return tf().as_dtype(dtype).real_dtype.name

@@ -1,0 +1,37 @@
+"""Device names: what the user asked for, checked against what TensorFlow sees."""
+from gradcheck import _tf
+
+CPU = "/device:CPU:0"
+
+
+def resolve_devices(devices):
+    """Canonical device names ('/device:GPU:0') for 'cpu', 'GPU:1', '/gpu:0', ..."""
+    if devices is None:
+        return [CPU]
+    if isinstance(devices, str):
+        devices = [devices]
+    available = [d.name for d in _tf.tf().config.list_logical_devices()]
+    resolved = [_canonical(name, available) for name in devices]
+    if not resolved:
+        raise ValueError(f"devices is empty; pass None for the CPU, or some of: {', '.join(available)}.")
+    return list(dict.fromkeys(resolved))
+
+
+def _canonical(name, available):
+    tf = _tf.tf()
+    try:
+        spec = tf.DeviceSpec.from_string(name if name.startswith("/") else f"/{name}")
+    except (ValueError, TypeError):
+        spec = None
+    if spec is None or spec.device_type is None:
+        raise ValueError(f"{name!r} is not a device name; try 'CPU:0' or 'GPU:0'.")
+    canonical = f"/device:{spec.device_type.upper()}:{spec.device_index or 0}"
+    if canonical not in available:
+        raise ValueError(
+            f"device {name!r} is not available: TensorFlow sees {', '.join(available)}."
+        )
+    return canonical
+
+
+def short_name(device):
+    return device.replace("/device:", "")

@@ -1,0 +1,87 @@
+"""The inputs of a check: what the user passed, normalised to numpy arrays."""
+import dataclasses
+import inspect
+
+import numpy as np
+
+from gradcheck import _tf
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckInput:
+    """One argument of the function under test."""
+
+    name: str
+    value: np.ndarray
+    dtype: str  # TensorFlow's name for it: float32, bfloat16, int32, ...
+
+    @property
+    def differentiable(self):
+        return _tf.is_differentiable_dtype(self.dtype)
+
+    @property
+    def shape(self):
+        return tuple(self.value.shape)
+
+    @property
+    def is_complex(self):
+        return self.dtype.startswith("complex")
+
+    @property
+    def real_size(self):
+        """Number of real components: complex elements count twice."""
+        return self.value.size * (2 if self.is_complex else 1)
+
+    def describe(self):
+        return f"{self.name}: {self.dtype} {self.shape}"
+
+
+def normalise_inputs(fn, inputs):
+    """Turn numpy arrays, tensors and Python numbers into `CheckInput`s.
+
+    Python numbers become what `tf.constant` makes of them (float32, int32,
+    complex128), so the function sees what it would see in user code.
+    """
+    if not isinstance(inputs, (list, tuple)):
+        raise TypeError(
+            "inputs must be a list or tuple with one value per argument of the "
+            f"function, got {type(inputs).__name__}. For one argument, pass [x]."
+        )
+    names = _argument_names(fn, len(inputs))
+    return [_normalise_one(name, value) for name, value in zip(names, inputs)]
+
+
+def _normalise_one(name, value):
+    tf = _tf.tf()
+    if isinstance(value, tf.Variable):
+        value = value.read_value()
+    if tf.is_tensor(value) and not hasattr(value, "numpy"):
+        raise TypeError(
+            f"input {name!r} is a symbolic graph tensor; pass its value "
+            "(a numpy array or an eager tensor) instead."
+        )
+    try:
+        tensor = tf.convert_to_tensor(value)
+    except (TypeError, ValueError) as error:
+        raise TypeError(
+            f"input {name!r} of type {type(value).__name__} cannot be turned into "
+            f"a tensor: {error}"
+        ) from None
+    return CheckInput(name=name, value=np.array(tensor.numpy()), dtype=tensor.dtype.name)
+
+
+def _argument_names(fn, count):
+    """Parameter names of `fn` where they can be read, else x0, x1, ..."""
+    fallback = [f"x{i}" for i in range(count)]
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return fallback
+    positional = [
+        p.name
+        for p in parameters
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    if len(positional) < count:
+        return fallback
+    return positional[:count]

@@ -1,0 +1,269 @@
+"""Execution modes: how the forward pass and its gradients are run.
+
+Every mode offers the same two things to the checker, built by `runner()`:
+
+- `forward()`: the function's flat outputs as numpy arrays;
+- `vjp(cotangents)`: for a batch of cotangents (one array per differentiable
+  output, with a leading batch axis), the gradients with respect to the
+  differentiable inputs, one array per input with the same batch axis.
+
+The batch of VJPs is vectorised with `tf.vectorized_map` so a whole Jacobian
+takes a few calls rather than one Python call per row. `vjp_inline()` computes
+one VJP the way the mode does; second-order checks differentiate through it.
+"""
+import numpy as np
+
+from gradcheck import _tf
+
+MODE_NAMES = ("eager", "function", "graph", "xla")
+
+MODE_DESCRIPTIONS = {
+    "eager": "eager execution with tf.GradientTape",
+    "function": "tf.function with tf.GradientTape",
+    "graph": "a tf.compat.v1 Graph with tf.gradients and a Session",
+    "xla": "tf.function(jit_compile=True) with tf.GradientTape",
+}
+
+
+def resolve_modes(modes):
+    if modes is None:
+        return list(MODE_NAMES)
+    if isinstance(modes, str):
+        modes = [modes]
+    modes = list(modes)
+    unknown = [m for m in modes if m not in MODE_NAMES]
+    if unknown or not modes:
+        raise ValueError(
+            f"unknown mode(s) {unknown or modes}; choose from {', '.join(MODE_NAMES)}."
+        )
+    return list(dict.fromkeys(modes))
+
+
+def uses_tape(mode):
+    return mode != "graph"
+
+
+def vjp_inline(mode, target, tensors, wrt, out_index, cotangents):
+    """One VJP of `target` as `mode` computes it; None gradients become zeros."""
+    tf = _tf.tf()
+    sources = [tensors[i] for i in wrt]
+    if uses_tape(mode):
+        with tf.GradientTape() as tape:
+            tape.watch(sources)
+            outputs = target(tensors)
+        selected = [outputs[k] for k in out_index]
+        grads = tape.gradient(selected, sources, output_gradients=_cast_like(cotangents, selected))
+    else:
+        outputs = target(tensors)
+        selected = [outputs[k] for k in out_index]
+        grads = tf.gradients(selected, sources, grad_ys=_cast_like(cotangents, selected))
+    return [_dense_or_zeros(g, tensors[i]) for g, i in zip(grads, wrt)]
+
+
+def _cast_like(cotangents, outputs):
+    tf = _tf.tf()
+    return [tf.cast(c, y.dtype) for c, y in zip(cotangents, outputs)]
+
+
+def _dense_or_zeros(gradient, like):
+    tf = _tf.tf()
+    if gradient is None:
+        return tf.zeros_like(like)
+    return tf.convert_to_tensor(gradient)
+
+
+class _GradientSlots:
+    """Densifies gradients inside the vectorised loop and remembers which were None."""
+
+    def __init__(self, wrt_tensors):
+        self.wrt_tensors = wrt_tensors
+        self.none_inputs = set()
+
+    def dense(self, grads):
+        tf = _tf.tf()
+        out = []
+        for position, (g, x) in enumerate(zip(grads, self.wrt_tensors)):
+            if g is None:
+                self.none_inputs.add(position)
+                out.append(tf.zeros_like(x))
+            else:
+                out.append(tf.convert_to_tensor(g))
+        return out
+
+
+def runner(mode, target, inputs, wrt, out_index, device, batch_size):
+    """Build the runner of `target` in `mode` on `device`.
+
+    `target(list of tensors) -> list of tensors`; `wrt` are the positions of the
+    differentiable inputs, `out_index` those of the differentiable outputs.
+    """
+    cls = {"eager": EagerRunner, "function": FunctionRunner, "xla": FunctionRunner,
+           "graph": GraphRunner}[mode]
+    return cls(mode, target, inputs, wrt, out_index, device, batch_size)
+
+
+class EagerRunner:
+    """Forward pass run eagerly under a persistent tape; the tape is then
+    differentiated for a batch of cotangents at once."""
+
+    def __init__(self, mode, target, inputs, wrt, out_index, device, batch_size):
+        tf = _tf.tf()
+        self.device = device
+        self.wrt = wrt
+        self.out_index = out_index
+        with tf.device(device):
+            self.tensors = [tf.constant(value) for value in inputs]
+            self.tape = tf.GradientTape(persistent=True)
+            with self.tape:
+                for i in wrt:
+                    self.tape.watch(self.tensors[i])
+                self.outputs = target(self.tensors)
+        self.slots = _GradientSlots([self.tensors[i] for i in wrt])
+
+    def forward(self):
+        return [np.asarray(y.numpy()) for y in self.outputs]
+
+    def vjp(self, cotangents):
+        tf = _tf.tf()
+        selected = [self.outputs[k] for k in self.out_index]
+        sources = [self.tensors[i] for i in self.wrt]
+
+        def one_row(row_cotangents):
+            grads = self.tape.gradient(selected, sources, output_gradients=list(row_cotangents))
+            return self.slots.dense(grads)
+
+        with tf.device(self.device):
+            batch = [tf.constant(c) for c in cotangents]
+            result = tf.vectorized_map(one_row, batch, fallback_to_while_loop=True)
+        return [np.asarray(g.numpy()) for g in result]
+
+    @property
+    def none_inputs(self):
+        return self.slots.none_inputs
+
+    def close(self):
+        pass
+
+
+class FunctionRunner:
+    """tf.function (with jit_compile for the xla mode): forward and batched VJPs
+    are each traced once, for fixed shapes."""
+
+    def __init__(self, mode, target, inputs, wrt, out_index, device, batch_size):
+        tf = _tf.tf()
+        self.device = device
+        jit = mode == "xla"
+        with tf.device(device):
+            self.tensors = [tf.constant(value) for value in inputs]
+        self.slots = _GradientSlots([self.tensors[i] for i in wrt])
+
+        # The device scope is entered inside the traced bodies too, so that every
+        # op in the graph carries the placement, not only the call.
+        def forward(*tensors):
+            with tf.device(device):
+                return target(list(tensors))
+
+        def batched_vjp(tensors, cotangents):
+            tensors = list(tensors)
+            with tf.device(device):
+                with tf.GradientTape(persistent=True) as tape:
+                    for i in wrt:
+                        tape.watch(tensors[i])
+                    outputs = target(tensors)
+                selected = [outputs[k] for k in out_index]
+                sources = [tensors[i] for i in wrt]
+
+                def one_row(row_cotangents):
+                    grads = tape.gradient(selected, sources, output_gradients=list(row_cotangents))
+                    return self.slots.dense(grads)
+
+                return tf.vectorized_map(one_row, list(cotangents), fallback_to_while_loop=True)
+
+        self._forward = tf.function(forward, jit_compile=jit, autograph=False)
+        self._vjp = tf.function(batched_vjp, jit_compile=jit, autograph=False)
+
+    def forward(self):
+        tf = _tf.tf()
+        with tf.device(self.device):
+            return [np.asarray(y.numpy()) for y in self._forward(*self.tensors)]
+
+    def vjp(self, cotangents):
+        tf = _tf.tf()
+        with tf.device(self.device):
+            batch = [tf.constant(c) for c in cotangents]
+            return [np.asarray(g.numpy()) for g in self._vjp(self.tensors, batch)]
+
+    @property
+    def none_inputs(self):
+        return self.slots.none_inputs
+
+    def close(self):
+        pass
+
+
+class GraphRunner:
+    """A tf.compat.v1 Graph: placeholders and the forward pass at once; on the
+    first VJP, tf.gradients vectorised over a placeholder batch of cotangents.
+    Run in a Session."""
+
+    def __init__(self, mode, target, inputs, wrt, out_index, device, batch_size):
+        tf = _tf.tf()
+        self.inputs = inputs
+        self.wrt, self.out_index, self.device, self.batch_size = wrt, out_index, device, batch_size
+        self.graph = tf.Graph()
+        with self.graph.as_default(), self.graph.device(device):
+            self.placeholders = [
+                tf.compat.v1.placeholder(tf.as_dtype(v.dtype), shape=v.shape) for v in inputs
+            ]
+            self.outputs = target(self.placeholders)
+        self.session = tf.compat.v1.Session(graph=self.graph)
+        self.slots = _GradientSlots(self.placeholders)
+        self.gradients = None
+        self.integer_inputs_with_gradient = []
+
+    def _build_gradients(self):
+        tf = _tf.tf()
+        selected = [self.outputs[k] for k in self.out_index]
+        sources = [self.placeholders[i] for i in self.wrt]
+        self.slots = _GradientSlots(sources)
+        with self.graph.as_default(), self.graph.device(self.device):
+            self.integer_inputs_with_gradient = self._integer_gradients(selected)
+            self.cotangent_placeholders = [
+                tf.compat.v1.placeholder(y.dtype, shape=[self.batch_size] + y.shape.as_list())
+                for y in selected
+            ]
+
+            def one_row(row_cotangents):
+                return self.slots.dense(tf.gradients(selected, sources, grad_ys=list(row_cotangents)))
+
+            self.gradients = tf.vectorized_map(
+                one_row, self.cotangent_placeholders, fallback_to_while_loop=True)
+
+    def _integer_gradients(self, selected):
+        """Positions of non-differentiable inputs that tf.gradients gives a gradient."""
+        tf = _tf.tf()
+        others = [i for i in range(len(self.placeholders)) if i not in self.wrt]
+        if not others:
+            return []
+        grads = tf.gradients(selected, [self.placeholders[i] for i in others])
+        return [i for i, g in zip(others, grads) if g is not None]
+
+    def _feed(self):
+        return dict(zip(self.placeholders, self.inputs))
+
+    def forward(self):
+        return [np.asarray(v) for v in self.session.run(self.outputs, self._feed())]
+
+    def vjp(self, cotangents):
+        if self.gradients is None:
+            self._build_gradients()
+        feed = self._feed()
+        feed.update(zip(self.cotangent_placeholders, cotangents))
+        return [np.asarray(v) for v in self.session.run(self.gradients, feed)]
+
+    @property
+    def none_inputs(self):
+        return self.slots.none_inputs
+
+    def close(self):
+        self.session.close()

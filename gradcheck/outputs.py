@@ -1,0 +1,84 @@
+"""Calling the function under test and reading what it returns."""
+import dataclasses
+
+import numpy as np
+
+from gradcheck import _tf
+from gradcheck.errors import CheckSetupError
+
+
+@dataclasses.dataclass(frozen=True)
+class OutputSpec:
+    """One tensor among the (possibly nested) outputs of the function."""
+
+    name: str
+    dtype: str
+    shape: tuple
+
+    @property
+    def differentiable(self):
+        return _tf.is_differentiable_dtype(self.dtype)
+
+    @property
+    def is_complex(self):
+        return self.dtype.startswith("complex")
+
+    @property
+    def real_size(self):
+        return int(np.prod(self.shape, dtype=np.int64)) * (2 if self.is_complex else 1)
+
+
+class FlatFunction:
+    """Wraps `fn(*tensors) -> nest of tensors` as `call(list) -> list of tensors`.
+
+    The names of the outputs ('output', 'output[a/0]') are read from the nest
+    the first time the function is called.
+    """
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.output_names = None
+
+    def __call__(self, tensors):
+        result = self.fn(*tensors)
+        if result is None:
+            raise CheckSetupError(
+                f"{describe_function(self.fn)} returned None; it must return a "
+                "tensor or a nest (tuple, list, dict) of tensors."
+            )
+        leaves = _tf.flatten_with_paths(result)
+        if not leaves:
+            raise CheckSetupError(
+                f"{describe_function(self.fn)} returned an empty structure; "
+                "there is nothing to differentiate."
+            )
+        names = [f"output[{path}]" if path else "output" for path, _ in leaves]
+        tensors_out = [_as_tensor(name, leaf, self.fn) for name, (_, leaf) in zip(names, leaves)]
+        self.output_names = names
+        return tensors_out
+
+
+def _as_tensor(name, leaf, fn):
+    tf = _tf.tf()
+    if isinstance(leaf, tf.IndexedSlices):
+        return tf.convert_to_tensor(leaf)
+    if tf.is_tensor(leaf):
+        return leaf
+    kind = "None" if leaf is None else f"a {type(leaf).__name__}"
+    raise CheckSetupError(
+        f"{describe_function(fn)} returned {kind} as {name}, not a tensor. "
+        "Return TensorFlow tensors (a value computed from the inputs); a Python "
+        "number or numpy array has no gradient."
+    )
+
+
+def output_specs(names, values):
+    return [
+        OutputSpec(name=name, dtype=_tf.tf().as_dtype(value.dtype).name, shape=tuple(value.shape))
+        for name, value in zip(names, values)
+    ]
+
+
+def describe_function(fn):
+    name = getattr(fn, "__name__", None)
+    return f"the function {name!r}" if name else "the function"

@@ -1,0 +1,183 @@
+"""What a check found: one row per compared Jacobian block, one per mode run."""
+import dataclasses
+
+FINITE_DIFFERENCES = "finite differences"
+
+
+@dataclasses.dataclass
+class PairResult:
+    """One (output, input) Jacobian block in one device and mode, against one reference."""
+
+    device: str
+    mode: str
+    order: int
+    output: str
+    input: str
+    against: str  # FINITE_DIFFERENCES, or "<mode> on <device>"
+    dtype: str  # the gradient's dtype, which sets the tolerance
+    output_shape: tuple
+    input_shape: tuple
+    atol: float
+    rtol: float
+    n_total: int
+    n_failed: int
+    n_unreliable: int
+    max_abs_error: float
+    max_rel_error: float
+    worst_output: str  # 'output[1, 2]'
+    worst_input: str  # 'x[0, 3]'
+    worst_actual: float
+    worst_expected: float
+    note: str = ""
+
+    @property
+    def ok(self):
+        return self.n_failed == 0 and not (self.n_total and self.n_unreliable == self.n_total)
+
+    @property
+    def where(self):
+        order = "" if self.order == 1 else f", order {self.order}"
+        return f"{self.mode} mode on {self.device}{order}"
+
+    @property
+    def finding(self):
+        """What identifies the same wrong gradient seen in several modes."""
+        return (self.output, self.input, self.against, self.order, self.n_failed,
+                self.worst_output, self.worst_input, self.worst_actual)
+
+    def headline(self, where=None):
+        where = where or self.where
+        reference = "finite differences" if self.against == FINITE_DIFFERENCES else self.against
+        if self.n_total and self.n_unreliable == self.n_total:
+            return (
+                f"No element of d {self.output} / d {self.input} could be checked in "
+                f"{where}: the finite differences were not finite anywhere. "
+                "Check that the inputs lie inside the function's domain."
+            )
+        allowed = self.atol + self.rtol * abs(self.worst_expected)
+        return (
+            f"The gradient of {self.output} with respect to {self.input} is wrong in "
+            f"{where}: {self.n_failed} of {self.n_total} Jacobian entries differ from "
+            f"{reference}. Worst: d {self.worst_output} / d {self.worst_input} is "
+            f"{self.worst_actual:.6g}, {reference} give {self.worst_expected:.6g} "
+            f"(error {abs(self.worst_actual - self.worst_expected):.3g}, allowed {allowed:.3g} "
+            f"= atol {self.atol:g} + rtol {self.rtol:g} * |reference|)."
+        )
+
+
+@dataclasses.dataclass
+class ModeResult:
+    """Whether a device and mode could be checked at all."""
+
+    device: str
+    mode: str
+    order: int
+    status: str  # "checked", "skipped" (cannot run here), "failed" (the gradient raised)
+    reason: str = ""
+
+    @property
+    def where(self):
+        order = "" if self.order == 1 else f", order {self.order}"
+        return f"{self.mode} mode on {self.device}{order}"
+
+
+@dataclasses.dataclass
+class GradientReport:
+    function: str
+    inputs: list  # 'x: float32 (3, 4)'
+    method: str
+    seed: int
+    reference_precision: str = ""
+    pairs: list = dataclasses.field(default_factory=list)
+    modes: list = dataclasses.field(default_factory=list)
+    notes: list = dataclasses.field(default_factory=list)
+
+    @property
+    def ok(self):
+        return (all(p.ok for p in self.pairs)
+                and not any(m.status == "failed" for m in self.modes)
+                and any(m.status == "checked" for m in self.modes))
+
+    @property
+    def failed_pairs(self):
+        return sorted((p for p in self.pairs if not p.ok), key=_failure_rank)
+
+    @property
+    def failed_modes(self):
+        return [m for m in self.modes if m.status == "failed"]
+
+    @property
+    def skipped_modes(self):
+        return [m for m in self.modes if m.status == "skipped"]
+
+    def reproduction(self):
+        return (f"reproduce: {self.function} with inputs {', '.join(self.inputs)}; "
+                f"seed={self.seed}, method={self.method!r}")
+
+    def failure_message(self):
+        lines = []
+        for mode in self.failed_modes:
+            lines.append(f"The gradient raised in {mode.where}: {mode.reason}")
+        lines += _grouped_headlines(self.failed_pairs)[:3]
+        if not any(m.status == "checked" for m in self.modes) and not lines:
+            lines.append("No mode could run the check: "
+                         + "; ".join(f"{m.mode}: {m.reason}" for m in self.skipped_modes))
+        if self.failed_pairs and all(p.against == FINITE_DIFFERENCES for p in self.failed_pairs):
+            lines.append("If the gradient differs from the derivative on purpose "
+                         "(tf.stop_gradient, a straight-through estimator), declare "
+                         "the intended gradient instead of comparing with finite differences.")
+        lines.append(self.reproduction())
+        return "\n".join(lines) + "\n\n" + str(self)
+
+    def __str__(self):
+        header = (f"gradcheck of {self.function} ({', '.join(self.inputs)}): "
+                  f"{'OK' if self.ok else 'FAILED'}; method {self.method}, "
+                  f"reference {self.reference_precision}")
+        return "\n".join([header, format_table(self.pairs)] + _mode_lines(self.modes)
+                         + [f"note: {n}" for n in self.notes])
+
+
+def _grouped_headlines(pairs):
+    """One line per distinct finding, naming every mode and device it was seen in."""
+    groups = {}
+    for pair in pairs:
+        groups.setdefault(pair.finding, []).append(pair)
+    lines = []
+    for same in groups.values():
+        places = {}
+        for pair in same:
+            places.setdefault(pair.device, []).append(pair.mode)
+        where = "; ".join(f"{', '.join(m)} mode{'s' if len(m) > 1 else ''} on {d}"
+                          for d, m in places.items())
+        if same[0].order != 1:
+            where += f", order {same[0].order}"
+        lines.append(same[0].headline(where))
+    return lines
+
+
+def _failure_rank(pair):
+    """Failures against finite differences first, then the worst."""
+    return (pair.against != FINITE_DIFFERENCES, -pair.n_failed / max(pair.n_total, 1))
+
+
+_COLUMNS = ("device", "mode", "ord", "output", "input", "against", "dtype",
+            "max abs err", "max rel err", "atol/rtol", "failed", "verdict")
+
+
+def _row(pair):
+    return (pair.device, pair.mode, str(pair.order), pair.output, pair.input, pair.against,
+            pair.dtype, f"{pair.max_abs_error:.2e}", f"{pair.max_rel_error:.2e}",
+            f"{pair.atol:g}/{pair.rtol:g}", f"{pair.n_failed}/{pair.n_total}",
+            "ok" if pair.ok else "FAIL")
+
+
+def format_table(pairs):
+    if not pairs:
+        return "(no Jacobian block was compared)"
+    rows = [_COLUMNS] + [_row(p) for p in sorted(pairs, key=lambda p: p.ok)]
+    widths = [max(len(r[c]) for r in rows) for c in range(len(_COLUMNS))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows)
+
+
+def _mode_lines(modes):
+    return [f"{m.status}: {m.where}: {m.reason}" for m in modes if m.status != "checked"]

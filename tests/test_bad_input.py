@@ -1,0 +1,135 @@
+"""Functions and inputs that cannot be checked get a clear error, never a pass."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from gradcheck import CheckSetupError, GradientCheckError, check_gradients
+
+X = np.array([0.5, 1.0, 1.5])
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda x: None, "returned None"),
+    (lambda x: 3.0, "returned a float as output, not a tensor"),
+    (lambda x: (tf.sin(x), np.ones(3)), r"returned a ndarray as output\[1\]"),
+    (lambda x: [], "empty structure"),
+    (lambda x: tf.cast(x > 1, tf.int32), "no output of the function is floating-point"),
+])
+def test_function_that_returns_no_usable_tensor(fn, message):
+    with pytest.raises(CheckSetupError, match=message):
+        check_gradients(fn, [X])
+
+
+def test_non_finite_forward_names_the_element():
+    with pytest.raises(CheckSetupError, match=r"not finite at output\[1\]"):
+        check_gradients(tf.math.log, [np.array([1.0, -1.0])])
+
+
+def test_random_forward_is_refused_as_nondeterministic():
+    with pytest.raises(CheckSetupError, match="not deterministic"):
+        check_gradients(lambda x: x * tf.random.uniform((3,), dtype=tf.float64), [X])
+
+
+def test_no_differentiable_input():
+    with pytest.raises(CheckSetupError, match="none of the inputs is floating-point"):
+        check_gradients(lambda i: tf.cast(i, tf.float32) * 2.0, [np.array([1, 2])])
+
+
+def test_function_that_raises_on_its_inputs():
+    with pytest.raises(CheckSetupError, match="the function raised"):
+        check_gradients(lambda x, y: x * y, [X, X.astype(np.float32)])
+
+
+def test_op_with_no_gradient_at_all_fails_and_says_so():
+    # MatrixLogarithm has no registered gradient in TensorFlow.
+    fn = lambda a: tf.math.real(tf.linalg.logm(tf.cast(a, tf.complex128)))  # noqa: E731
+    a = np.array([[2.0, 0.3], [0.1, 1.5]])
+    with pytest.raises(GradientCheckError, match="no gradient is defined"):
+        check_gradients(fn, [a], modes=["eager", "graph"])
+
+
+@tf.custom_gradient
+def returns_two_gradients_for_one_input(x):
+    return 2.0 * x, lambda dy: (2.0 * dy, dy)
+
+
+@tf.custom_gradient
+def raises_in_its_gradient(x):
+    def grad(dy):
+        raise RuntimeError("the gradient blew up")
+    return 2.0 * x, grad
+
+
+@tf.custom_gradient
+def gradient_of_wrong_shape(x):
+    return tf.reduce_sum(x), lambda dy: dy
+
+
+@tf.custom_gradient
+def gradient_of_wrong_dtype(x):
+    return 2.0 * x, lambda dy: tf.cast(2.0 * dy, tf.float64)
+
+
+@pytest.mark.parametrize("fn, inputs, message", [
+    (returns_two_gradients_for_one_input, [X], "expected to return 1 gradients, but returned 2"),
+    (raises_in_its_gradient, [X], "the gradient blew up"),
+    (gradient_of_wrong_shape, [X], r"gradient for input 'x' has shape \(\), but the input has shape \(3,\)"),
+    (gradient_of_wrong_dtype, [X.astype(np.float32)], "has dtype float64, but the input is float32"),
+])
+def test_broken_gradient_function_fails_with_its_own_message(fn, inputs, message):
+    with pytest.raises(GradientCheckError, match=message) as caught:
+        check_gradients(fn, inputs, modes=["eager", "function"])
+    assert str(caught.value).startswith("The gradient raised in eager mode")
+
+
+def test_graph_only_failure_is_not_a_pass():
+    report = check_gradients(raises_in_its_gradient, [X], modes=["graph"], raise_on_failure=False)
+    assert not report.ok
+    assert report.failed_modes[0].mode == "graph"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"modes": ["eagre"]}, "unknown mode"),
+    ({"method": "exact"}, "unknown method"),
+    ({"method": "fast"}, "not available yet"),
+    ({"order": 3}, "order must be 1 or 2"),
+    ({"eps": 2.0}, "eps is a relative step"),
+    ({"devices": ["GPU:7"]}, "is not available: TensorFlow sees"),
+    ({"devices": ["toaster"]}, "toaster"),
+])
+def test_bad_options(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        check_gradients(tf.sin, [X], **kwargs)
+
+
+def test_inputs_must_be_a_sequence():
+    with pytest.raises(TypeError, match="For one argument, pass"):
+        check_gradients(tf.sin, X)
+
+
+def branches_on_values_in_python(x):
+    if x.numpy().sum() > 0:  # works only eagerly
+        return x * 2.0
+    return -x
+
+
+def test_mode_the_function_cannot_run_in_is_skipped_with_its_reason():
+    report = check_gradients(branches_on_values_in_python, [X])
+    assert report.ok
+    status = {m.mode: m.status for m in report.modes}
+    assert status == {"eager": "checked", "function": "skipped", "graph": "skipped", "xla": "skipped"}
+    assert all("cannot run here" in m.reason for m in report.skipped_modes)
+    assert "skipped: function mode on CPU:0" in str(report)
+
+
+def test_a_check_where_no_mode_runs_fails():
+    with pytest.raises(GradientCheckError, match="No mode could run the check"):
+        check_gradients(branches_on_values_in_python, [X], modes=["graph"])
+
+
+def test_a_value_read_in_python_cuts_the_gradient_and_is_caught():
+    def scales_by_its_first_element(x):
+        return x * float(x.numpy()[0])  # the dependence on x[0] has no gradient
+
+    with pytest.raises(GradientCheckError, match=r"d output\[\d\] / d x\[0\]"):
+        check_gradients(scales_by_its_first_element, [X], modes=["eager"])

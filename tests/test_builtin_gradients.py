@@ -1,0 +1,81 @@
+"""TensorFlow's own gradients of common ops pass, in every mode."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from gradcheck import check_gradients
+
+rng = np.random.default_rng(1234)
+
+
+def distinct(*shape):
+    """Values with no ties, so max/min gradients are defined."""
+    n = int(np.prod(shape))
+    return (rng.permutation(n) / n + 0.1).reshape(shape)
+
+
+CASES = {
+    "sin*exp": (lambda x: tf.sin(x) * tf.exp(x), [rng.normal(size=(3, 4))]),
+    "tanh, float32": (lambda x: tf.tanh(x), [rng.normal(size=(5,)).astype(np.float32)]),
+    "log on (0.5, 2)": (lambda x: tf.math.log(x), [rng.uniform(0.5, 2, size=(4,))]),
+    "matmul": (lambda a, b: tf.matmul(a, b), [rng.normal(size=(3, 4)), rng.normal(size=(4, 2))]),
+    "reduce_sum axis": (lambda x: tf.reduce_sum(x, axis=1), [rng.normal(size=(3, 4))]),
+    "reduce_mean": (lambda x: tf.reduce_mean(x), [rng.normal(size=(2, 3))]),
+    "reduce_max": (lambda x: tf.reduce_max(x, axis=0), [distinct(3, 4)]),
+    "logsumexp": (lambda x: tf.reduce_logsumexp(x, axis=-1), [rng.normal(size=(2, 5))]),
+    "broadcast add*mul": (lambda x, y: (x + y) * y, [rng.normal(size=(3, 1)), rng.normal(size=(1, 4))]),
+    "broadcast scalar": (lambda x, s: x * s, [rng.normal(size=(2, 3)), np.float64(1.5)]),
+    "gather (IndexedSlices)": (lambda x, i: tf.gather(x, i) ** 2,
+                               [rng.normal(size=(5, 2)), np.array([0, 3, 3], np.int32)]),
+    "unstack": (lambda x: tf.unstack(x), [rng.normal(size=(3, 2))]),
+    "split": (lambda x: tf.split(x, 2, axis=1), [rng.normal(size=(2, 4))]),
+    "nested dict": (lambda x: {"a": (tf.sin(x), x * 2.0), "b": tf.reduce_sum(x * x)},
+                    [rng.normal(size=(3,))]),
+    "complex mul conj": (lambda z: z * z * tf.math.conj(z),
+                         [rng.normal(size=3) + 1j * rng.normal(size=3)]),
+    "complex abs": (lambda z: tf.abs(z),
+                    [(rng.normal(size=3) + 1j * rng.normal(size=3)).astype(np.complex64)]),
+    "complex exp real imag": (lambda z: (tf.math.real(tf.exp(z)), tf.math.imag(z * z)),
+                              [rng.normal(size=(2, 2)) + 1j * rng.normal(size=(2, 2))]),
+    "real to complex": (lambda x, y: tf.complex(x, y) ** 2, [rng.normal(size=3), rng.normal(size=3)]),
+    "softmax": (lambda x: tf.nn.softmax(x), [rng.normal(size=(2, 4)).astype(np.float32)]),
+    "scalar": (lambda x: x ** 3, [2.0]),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_builtin_gradient_passes_in_every_mode(name):
+    fn, inputs = CASES[name]
+    report = check_gradients(fn, inputs)
+    assert report.ok
+    checked = {m.mode for m in report.modes if m.status == "checked"}
+    assert checked == {"eager", "function", "graph", "xla"}, report
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "complex64", "complex128"])
+def test_every_float_dtype_is_judged_with_its_own_tolerance(dtype):
+    values = rng.uniform(0.5, 1.5, size=(4,))
+    if dtype.startswith("complex"):
+        values = values + 0.5j * values
+    x = tf.cast(tf.constant(values), dtype)
+    report = check_gradients(lambda x: tf.exp(x) * x, [x], modes=["eager", "function"])
+    assert report.ok
+    assert {p.dtype for p in report.pairs} == {dtype}
+    assert report.reference_precision == "float64"
+
+
+def test_float64_accuracy_is_far_better_than_a_fixed_step():
+    x = rng.uniform(-2, 2, size=(20,))
+    report = check_gradients(lambda x: tf.sin(x) * tf.exp(x / 2), [x], modes=["function"])
+    worst = max(p.max_rel_error for p in report.pairs)
+    assert worst < 1e-10  # tf.test.compute_gradient's 1/1024 step gives ~1e-7 here
+
+
+def test_a_function_that_refuses_float64_is_judged_in_its_own_precision():
+    def float32_only(x):
+        return tf.sin(tf.cast(x, tf.float32)) * 2.0  # float32 out, whatever goes in
+
+    x = rng.uniform(-1, 1, size=(5,)).astype(np.float32)
+    report = check_gradients(float32_only, [x], modes=["eager", "graph"])
+    assert report.reference_precision.startswith("float32 (the function does not take float64")
+    assert report.ok
