@@ -1,30 +1,31 @@
 """`check_gradients`: the one call that compares TensorFlow's gradients with
-finite differences, in every mode and on every device asked for."""
+finite differences (or a declared gradient), in every mode and on every device
+asked for."""
 import numpy as np
 
-from gradcheck import _tf, analytic, compare, layout, numeric
+from gradcheck import _tf, analytic, compare, forward, layout, numeric, sources
 from gradcheck import modes as execution_modes
 from gradcheck.devices import CPU, resolve_devices, short_name
 from gradcheck.errors import CheckSetupError, GradientCheckError
 from gradcheck.inputs import normalise_inputs
 from gradcheck.outputs import FlatFunction, describe_function, output_specs
-from gradcheck.report import FINITE_DIFFERENCES, GradientReport, ModeResult, PairResult
+from gradcheck.report import DECLARED, FINITE_DIFFERENCES, GradientReport, ModeResult, PairResult
 
 METHODS = ("auto", "full")
-# Largest dense Jacobian (real components, out x in) held in full mode.
-MAX_JACOBIAN_ENTRIES = 1 << 25
 BATCH_BUDGET_BYTES = 64 << 20
 
 
 def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", order=1,
-                    atol=None, rtol=None, eps=None, seed=0, raise_on_failure=True):
+                    atol=None, rtol=None, eps=None, seed=0, raise_on_failure=True,
+                    reference=None, override_map=None):
     """Check that the gradients TensorFlow uses for `fn` match finite differences.
 
     fn: takes one tensor per element of `inputs`, returns a tensor or a nest of them.
     inputs: numpy arrays, eager tensors or Python numbers. Floating and complex
         inputs are differentiated; integer and bool inputs are passed through.
-    modes: some of "eager", "function", "graph", "xla" (default: all). A mode
-        the function cannot run in is reported as skipped, with the reason.
+    modes: some of "eager", "function", "graph", "xla" (default: all, or only
+        "graph" for a function.Defun). A mode the function cannot run in is
+        reported as skipped, with the reason.
     devices: TensorFlow device names (default: the CPU).
     method: "auto" or "full" (the full Jacobian).
     order: 1, or 2 to also check the gradient of the gradient.
@@ -34,8 +35,15 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
     seed: seeds the cotangents, so a report can be reproduced.
     raise_on_failure: raise GradientCheckError on a mismatch (else return the
         report with report.ok False).
+    reference: the gradient you intend, for gradients that differ from the
+        derivative on purpose: a VJP `reference(*inputs, *upstream_grads) -> grads`.
+        The check then passes when the gradient in use equals it; the distance
+        to the finite differences is still reported.
+    override_map: {op type: registered gradient name}, applied with
+        Graph.gradient_override_map in the modes where TensorFlow honours it.
     """
-    method = _validate_options(method, order, eps)
+    method = _validate_options(method, order, eps, reference)
+    override_map = sources.validate_override_map(override_map)
     check_inputs = normalise_inputs(fn, inputs)
     wrt = [i for i, x in enumerate(check_inputs) if x.differentiable]
     if not wrt:
@@ -48,17 +56,19 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
         function=describe_function(fn).replace("the function ", ""),
         inputs=[x.describe() for x in check_inputs], method=method, seed=seed,
     )
-    settings = _Settings(resolve_devices(devices), execution_modes.resolve_modes(modes),
+    settings = _Settings(resolve_devices(devices), _mode_names(fn, modes, report),
                          atol, rtol, eps, np.random.default_rng(seed))
     first = FlatFunction(fn)
+    base = sources.OverriddenTarget(first, override_map) if override_map else first
 
     def target_for(mode):
-        return first  # the same function in every mode
+        return base  # the same function in every mode
 
     with _tf.quiet_logs():
         for current in range(1, order + 1):
-            checked = _check_order(current, target_for, check_inputs, wrt, settings, report)
-            target_for = _second_order_targets(first, checked, wrt, check_inputs, settings)
+            declared = reference if current == 1 else None
+            checked = _check_order(current, target_for, check_inputs, wrt, settings, report, declared)
+            target_for = _second_order_targets(base, checked, wrt, check_inputs, settings)
     if raise_on_failure and not report.ok:
         raise GradientCheckError(report)
     return report
@@ -74,7 +84,7 @@ class _Settings:
         self.rng = rng
 
 
-def _validate_options(method, order, eps):
+def _validate_options(method, order, eps, reference):
     if method == "fast":
         raise ValueError("method='fast' (random projections) is not available yet; use 'full'.")
     if method not in METHODS:
@@ -83,7 +93,19 @@ def _validate_options(method, order, eps):
         raise ValueError(f"order must be 1 or 2, got {order!r}.")
     if eps is not None and not (isinstance(eps, (int, float)) and 0 < eps < 1):
         raise ValueError(f"eps is a relative step and must lie in (0, 1), got {eps!r}.")
+    if reference is not None and not callable(reference):
+        raise TypeError("reference must be a callable: reference(*inputs, *upstream_grads) -> grads.")
     return "full"
+
+
+def _mode_names(fn, requested, report):
+    if requested is None and sources.is_defun(fn):
+        report.notes.append(
+            "function.Defun is graph-only: eager code cannot call it, and a GradientTape under "
+            "tf.function gets no gradient for it, so only graph mode is checked. Pass modes= "
+            "to see the others.")
+        return ["graph"]
+    return execution_modes.resolve_modes(requested)
 
 
 class _Checked:
@@ -94,12 +116,11 @@ class _Checked:
         self.out_index = out_index
 
 
-def _check_order(order, target_for, check_inputs, wrt, settings, report):
+def _check_order(order, target_for, check_inputs, wrt, settings, report, declared):
     native = [x.value for x in check_inputs]
     target = target_for("function")
-    values = _probe(target, native)
-    names = target.output_names
-    specs = output_specs(names, values)
+    values = forward.probe(target, native)
+    specs = output_specs(target.output_names, values)
     out_index = [k for k, s in enumerate(specs) if s.differentiable]
     if not out_index:
         raise CheckSetupError(
@@ -107,179 +128,194 @@ def _check_order(order, target_for, check_inputs, wrt, settings, report):
             + ", ".join(f"{s.name}: {s.dtype}" for s in specs) + "); nothing to differentiate."
         )
     diff_specs = [specs[k] for k in out_index]
-    _require_finite(values, specs, out_index)
-    _require_deterministic(target, native, values, specs)
-    _require_jacobian_fits(check_inputs, wrt, diff_specs)
-    for i, x in enumerate(check_inputs):
-        if i not in wrt and order == 1:
-            report.notes.append(f"{x.name} ({x.dtype}) is not differentiable and gets no "
-                                "gradient, as TensorFlow expects for integer and bool inputs.")
+    forward.require_finite(values, specs, out_index)
+    forward.require_deterministic(target, native, values, specs)
+    forward.require_jacobian_fits(check_inputs, wrt, diff_specs)
+    if order == 1:
+        _note_integer_inputs(check_inputs, wrt, report)
 
-    reference, precision = _reference_inputs(target, check_inputs)
+    wide, precision = forward.reference_inputs(target, check_inputs)
     if order == 1:
         report.reference_precision = precision
-    evaluate = numeric.batched_evaluator(target, reference, out_index, CPU)
-    expected, _ = numeric.numeric_jacobian(evaluate, reference, wrt, diff_specs, settings.eps)
+    evaluate = numeric.batched_evaluator(target, wide, out_index, CPU)
+    expected, _ = numeric.numeric_jacobian(evaluate, wide, wrt, diff_specs, settings.eps)
 
     scales = analytic.row_scales(sum(s.real_size for s in diff_specs), settings.rng)
     batch = _batch_size(check_inputs, diff_specs)
-    baseline = None
+    context = _OrderContext(order, check_inputs, wrt, out_index, diff_specs, scales, batch,
+                            settings, report)
+    intended = context.declared_jacobian(declared) if declared else None
+    results = {}
     for device in settings.devices:
         for mode in settings.modes:
-            where = (short_name(device), mode, order)
-            blocks = _run_mode(mode, target_for(mode), check_inputs, wrt, out_index, diff_specs,
-                               device, scales, batch, where, report)
-            if blocks is None:
-                continue
-            _compare_all(blocks, expected, FINITE_DIFFERENCES, check_inputs, wrt, diff_specs,
-                         where, settings, report)
-            if baseline is None:
-                baseline = (blocks, f"{mode} on {short_name(device)}")
-            else:
-                _compare_all(blocks, baseline[0], baseline[1], check_inputs, wrt, diff_specs,
-                             where, settings, report)
+            outcome = context.run_mode(mode, target_for(mode), device)
+            if outcome is not None:
+                results[(short_name(device), mode)] = outcome
+    context.judge(results, expected, intended)
     return _Checked(specs, out_index)
 
 
-def _run_mode(mode, target, check_inputs, wrt, out_index, diff_specs, device, scales, batch,
-              where, report):
-    """The analytic Jacobian in one mode and device, or None if it could not run."""
-    device_name, mode_name, order = where
-    native = [x.value for x in check_inputs]
-    try:
-        run = execution_modes.runner(mode, target, native, wrt, out_index, device, batch)
-        run.forward()
-    except CheckSetupError:
-        raise
-    except Exception as error:  # noqa: BLE001  (any failure of the forward pass: skip the mode)
-        report.modes.append(ModeResult(device_name, mode_name, order, "skipped",
-                                       "the forward pass cannot run here: " + _reason(error)))
-        return None
-    try:
-        blocks = analytic.analytic_jacobian(run, check_inputs, wrt, diff_specs, scales, batch)
-    except analytic.GradientShapeError as error:
-        report.modes.append(ModeResult(device_name, mode_name, order, "failed", str(error)))
-        return None
-    except CheckSetupError:
-        raise
-    except Exception as error:  # noqa: BLE001  (whatever the gradient raised is the finding)
-        status = "skipped" if _is_unsupported(error) else "failed"
-        report.modes.append(ModeResult(device_name, mode_name, order, status, _gradient_reason(error)))
-        return None
-    finally:
-        run.close()
-    report.modes.append(ModeResult(device_name, mode_name, order, "checked"))
-    _note_gradient_structure(run, check_inputs, wrt, where, report)
-    return blocks
+def _note_integer_inputs(check_inputs, wrt, report):
+    for i, x in enumerate(check_inputs):
+        if i not in wrt:
+            report.notes.append(f"{x.name} ({x.dtype}) is not differentiable and gets no "
+                                "gradient, as TensorFlow expects for integer and bool inputs.")
 
 
-def _note_gradient_structure(run, check_inputs, wrt, where, report):
-    device_name, mode_name, order = where
-    for position in sorted(run.none_inputs):
-        report.notes.append(f"{mode_name} mode on {device_name}: the gradient with respect to "
-                            f"{check_inputs[wrt[position]].name} is None (not connected); "
-                            "it was compared as zeros.")
-    for i in getattr(run, "integer_inputs_with_gradient", []):
-        report.modes.append(ModeResult(
-            device_name, mode_name, order, "failed",
-            f"{check_inputs[i].name} is {check_inputs[i].dtype} but tf.gradients returned a "
-            "gradient for it; a gradient function should return None for integer inputs."))
+class _OrderContext:
+    """Everything one order of one check shares across its modes and devices."""
 
+    def __init__(self, order, check_inputs, wrt, out_index, diff_specs, scales, batch,
+                 settings, report):
+        self.order, self.check_inputs, self.wrt, self.out_index = order, check_inputs, wrt, out_index
+        self.diff_specs, self.scales, self.batch = diff_specs, scales, batch
+        self.settings, self.report = settings, report
 
-def _compare_all(actual, expected, against, check_inputs, wrt, diff_specs, where, settings, report):
-    device_name, mode_name, order = where
-    for i in wrt:
-        x = check_inputs[i]
-        atol, rtol = compare.tolerance_for(x.dtype, settings.atol, settings.rtol)
-        for k, spec in enumerate(diff_specs):
-            result = compare.compare_block(actual[(k, i)], expected[(k, i)], atol, rtol)
-            row, col = result.worst if result.worst else (0, 0)
-            report.pairs.append(PairResult(
-                device=device_name, mode=mode_name, order=order, output=spec.name,
-                input=x.name, against=against, dtype=x.dtype, output_shape=spec.shape,
-                input_shape=x.shape, atol=atol, rtol=rtol, n_total=result.n_total,
-                n_failed=result.n_failed, n_unreliable=result.n_unreliable,
-                max_abs_error=result.max_abs_error, max_rel_error=result.max_rel_error,
-                worst_output=layout.component_label(spec.name, spec.shape, spec.is_complex, row),
-                worst_input=layout.component_label(x.name, x.shape, x.is_complex, col),
-                worst_actual=result.worst_actual, worst_expected=result.worst_expected,
-            ))
+    def jacobian(self, run):
+        return analytic.analytic_jacobian(run, self.check_inputs, self.wrt, self.diff_specs,
+                                          self.scales, self.batch)
 
-
-def _probe(target, values):
-    """The function's outputs at the inputs, from tf.function or else eagerly."""
-    tf = _tf.tf()
-    errors = []
-    for runs_as_function in (True, False):
+    def declared_jacobian(self, reference):
+        names = ", ".join([x.name for x in self.check_inputs]
+                          + [f"d_{s.name}" for s in self.diff_specs])
+        run = sources.DeclaredGradient(reference, [x.value for x in self.check_inputs], self.wrt,
+                                       len(self.diff_specs), CPU, names)
         try:
-            call = tf.function(lambda *xs: target(list(xs)), autograph=False) if runs_as_function \
-                else (lambda *xs: target(list(xs)))
-            with tf.device(CPU):
-                return [np.asarray(y.numpy()) for y in call(*[tf.constant(v) for v in values])]
+            return self.jacobian(run)
+        except analytic.GradientShapeError as error:
+            raise CheckSetupError(f"the reference is not usable: {error}") from None
+
+    def run_mode(self, mode, target, device):
+        """(blocks, ModeResult, runner facts) for one mode and device, or None."""
+        device_name = short_name(device)
+        native = [x.value for x in self.check_inputs]
+        try:
+            run = execution_modes.runner(mode, target, native, self.wrt, self.out_index, device,
+                                         self.batch)
+            run.forward()
         except CheckSetupError:
             raise
-        except Exception as error:  # noqa: BLE001  (reported to the user with the reason)
-            errors.append(("tf.function" if runs_as_function else "eagerly") + ": " + _reason(error))
-    raise CheckSetupError("the function raised when called on the inputs, "
-                          + "; ".join(errors))
+        except sources.ModeNotApplicable as error:
+            self._record(device_name, mode, "skipped", f"not applicable: {error}")
+            return None
+        except Exception as error:  # noqa: BLE001  (any failure of the forward pass: skip the mode)
+            self._record(device_name, mode, "skipped",
+                         "the forward pass cannot run here: " + forward.reason(error))
+            return None
+        try:
+            blocks = self.jacobian(run)
+        except analytic.GradientShapeError as error:
+            self._record(device_name, mode, "failed", str(error))
+            return None
+        except CheckSetupError:
+            raise
+        except Exception as error:  # noqa: BLE001  (whatever the gradient raised is the finding)
+            status = "skipped" if _is_unsupported(error) else "failed"
+            self._record(device_name, mode, status, _gradient_reason(error))
+            return None
+        finally:
+            run.close()
+        result = self._record(device_name, mode, "checked")
+        self._note_gradient_structure(run, device_name, mode)
+        return blocks, result, set(run.none_inputs)
+
+    def _record(self, device_name, mode, status, reason=""):
+        result = ModeResult(device_name, mode, self.order, status, reason)
+        self.report.modes.append(result)
+        return result
+
+    def _note_gradient_structure(self, run, device_name, mode):
+        where = f"{mode} mode on {device_name}"
+        if run.row_by_row:
+            self.report.notes.append(f"{where}: tf.vectorized_map could not batch the gradient, "
+                                     "so it was computed one Jacobian row at a time.")
+        for position in sorted(run.none_inputs):
+            self.report.notes.append(f"{where}: the gradient with respect to "
+                                     f"{self.check_inputs[self.wrt[position]].name} is None "
+                                     "(not connected); it was compared as zeros.")
+        for i in getattr(run, "integer_inputs_with_gradient", []):
+            x = self.check_inputs[i]
+            self._record(device_name, mode, "failed",
+                         f"{x.name} is {x.dtype} but tf.gradients returned a gradient for it; a "
+                         "gradient function should return None for integer inputs.")
+
+    def judge(self, results, expected, intended):
+        """Compare every mode with the references, then the modes with each other."""
+        agreement = {}
+        for (device_name, mode), (blocks, result, none_inputs) in results.items():
+            where = (device_name, mode)
+            fd_pairs = self.compare(blocks, expected, FINITE_DIFFERENCES, where, none_inputs,
+                                    decisive=intended is None)
+            declared_pairs = (self.compare(blocks, intended, DECLARED, where, none_inputs)
+                              if intended is not None else None)
+            result.obtained = _obtained(fd_pairs, declared_pairs, none_inputs, len(self.wrt))
+            agreement[where] = all(p.ok for p in (declared_pairs or fd_pairs))
+        if intended is not None and _same_jacobian(intended, expected, self):
+            self.report.notes.append("the declared reference equals the finite differences: "
+                                     "this gradient is not wrong on purpose.")
+        self.compare_modes(results, agreement)
+
+    def compare_modes(self, results, agreement):
+        if len(results) < 2:
+            return
+        # The baseline is the first mode whose gradient is right, so that one
+        # broken mode does not make every other look broken.
+        keys = list(results)
+        base = next((k for k in keys if agreement[k]), keys[0])
+        label = f"{base[1]} on {base[0]}"
+        for key in keys:
+            if key != base:
+                self.compare(results[key][0], results[base][0], label, key, results[key][2])
+
+    def compare(self, actual, expected, against, where, none_inputs, decisive=True):
+        device_name, mode = where
+        pairs = []
+        for position, i in enumerate(self.wrt):
+            x = self.check_inputs[i]
+            atol, rtol = compare.tolerance_for(x.dtype, self.settings.atol, self.settings.rtol)
+            for k, spec in enumerate(self.diff_specs):
+                result = compare.compare_block(actual[(k, i)], expected[(k, i)], atol, rtol)
+                row, col = result.worst if result.worst else (0, 0)
+                pairs.append(PairResult(
+                    device=device_name, mode=mode, order=self.order, output=spec.name,
+                    input=x.name, against=against, dtype=x.dtype, output_shape=spec.shape,
+                    input_shape=x.shape, atol=atol, rtol=rtol, n_total=result.n_total,
+                    n_failed=result.n_failed, n_unreliable=result.n_unreliable,
+                    max_abs_error=result.max_abs_error, max_rel_error=result.max_rel_error,
+                    worst_output=layout.component_label(spec.name, spec.shape, spec.is_complex, row),
+                    worst_input=layout.component_label(x.name, x.shape, x.is_complex, col),
+                    worst_actual=result.worst_actual, worst_expected=result.worst_expected,
+                    gradient_is_none=position in none_inputs, decisive=decisive,
+                ))
+        self.report.pairs.extend(pairs)
+        return pairs
 
 
-def _require_finite(values, specs, out_index):
-    for k in out_index:
-        bad = ~np.isfinite(values[k].astype(np.complex128))
-        if bad.any():
-            first = int(np.flatnonzero(bad)[0])
-            where = layout.component_label(specs[k].name, specs[k].shape, False, first)
-            raise CheckSetupError(
-                f"the forward pass is not finite at {where} (value {values[k].reshape(-1)[first]}) "
-                f"for these inputs, in {int(bad.sum())} element(s): gradients cannot be checked "
-                "there. Choose inputs inside the function's domain."
-            )
+def _obtained(fd_pairs, declared_pairs, none_inputs, n_wrt):
+    """Which gradient a mode actually got, in words."""
+    is_derivative = all(p.ok for p in fd_pairs)
+    if declared_pairs is None:
+        if is_derivative:
+            return "the derivative"
+        return "no gradient (None)" if len(none_inputs) == n_wrt else "a gradient that is not the derivative"
+    is_declared = all(p.ok for p in declared_pairs)
+    if is_declared:
+        return "the declared gradient"
+    if is_derivative:
+        return "the derivative, not the declared gradient (the override did not take effect)"
+    if len(none_inputs) == n_wrt:
+        return "no gradient (None)"
+    return "neither the derivative nor the declared gradient"
 
 
-def _require_deterministic(target, native, values, specs):
-    again = _probe(target, native)
-    for spec, first, second in zip(specs, values, again):
-        if not np.array_equal(first, second, equal_nan=True):
-            raise CheckSetupError(
-                f"the forward pass is not deterministic: two calls with the same inputs gave "
-                f"different values of {spec.name}. Finite differences need a deterministic "
-                "function: fix the seed of random ops (tf.random.stateless_*) or move "
-                "randomness out of the function."
-            )
-
-
-def _require_jacobian_fits(check_inputs, wrt, diff_specs):
-    rows = sum(s.real_size for s in diff_specs)
-    columns = sum(check_inputs[i].real_size for i in wrt)
-    if rows * columns > MAX_JACOBIAN_ENTRIES:
-        raise CheckSetupError(
-            f"the full Jacobian has {rows} x {columns} real entries, more than full mode "
-            f"holds ({MAX_JACOBIAN_ENTRIES}); check smaller inputs or reduce the outputs "
-            "(a sum of the outputs, say)."
-        )
-
-
-_WIDE = {"float16": "float64", "bfloat16": "float64", "float32": "float64", "float64": "float64",
-         "complex64": "complex128", "complex128": "complex128"}
-
-
-def _reference_inputs(target, check_inputs):
-    """Input values for the finite differences: float64 if the function takes them."""
-    wide = [x.value.astype(_tf.numpy_dtype(_WIDE[x.dtype])) if x.differentiable else x.value
-            for x in check_inputs]
-    try:
-        outputs = _probe(target, wide)
-    except CheckSetupError:
-        outputs = None
-    if outputs is not None and all(o.dtype in (np.float64, np.complex128) for o in outputs
-                                   if o.dtype.kind in "fc") and \
-            all(np.isfinite(o.astype(np.complex128)).all() for o in outputs if o.dtype.kind in "fc"):
-        return wide, "float64"
-    dtypes = sorted({x.dtype for x in check_inputs if x.differentiable})
-    return [x.value for x in check_inputs], (
-        f"{'/'.join(dtypes)} (the function does not take float64 inputs; "
-        "Richardson extrapolation in the input precision)")
+def _same_jacobian(first, second, context):
+    for i in context.wrt:
+        atol, rtol = compare.tolerance_for(context.check_inputs[i].dtype,
+                                           context.settings.atol, context.settings.rtol)
+        for k in range(len(context.diff_specs)):
+            if not compare.compare_block(first[(k, i)], second[(k, i)], atol, rtol).ok:
+                return False
+    return True
 
 
 def _batch_size(check_inputs, diff_specs):
@@ -308,27 +344,13 @@ class _GradientTarget:
     def __call__(self, tensors):
         tf = _tf.tf()
         return execution_modes.vjp_inline(self.mode, self.first, tensors, self.wrt, self.out_index,
-                                [tf.constant(c) for c in self.cotangents])
+                                          [tf.constant(c) for c in self.cotangents])
 
 
 def _random_cotangent(spec, rng):
     real = rng.uniform(0.5, 1.5, size=spec.real_size) * rng.choice([-1.0, 1.0], size=spec.real_size)
     return layout.from_real_view(real[None], np.complex128 if spec.is_complex else np.float64,
                                  spec.shape)[0]
-
-
-def _reason(error):
-    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
-    if lines and lines[0].startswith("in user code"):
-        # An error raised while tracing: its own message is the last line,
-        # after the traceback of the traced code.
-        lines = lines[-1:]
-    text = " ".join(lines[:2]) if lines else ""
-    if len(text) > 400:
-        text = text[:400] + " ..."
-    if text.split(":")[0].endswith(("Error", "Exception")):
-        return text
-    return f"{type(error).__name__}: {text}"
 
 
 _UNSUPPORTED_MARKERS = ("unsupported operations", "No registered", "Cannot assign a device",
@@ -341,6 +363,6 @@ def _is_unsupported(error):
 
 def _gradient_reason(error):
     if "No gradient defined" in str(error):
-        return ("no gradient is defined: " + _reason(error) + ". Register one with "
+        return ("no gradient is defined: " + forward.reason(error) + ". Register one with "
                 "@tf.RegisterGradient, or mark the op with tf.no_gradient if it has none.")
-    return "the gradient computation raised " + _reason(error)
+    return "the gradient computation raised " + forward.reason(error)

@@ -73,8 +73,10 @@ def _normalise_one(name, value):
 def _argument_names(fn, count):
     """Parameter names of `fn` where they can be read, else x0, x1, ..."""
     fallback = [f"x{i}" for i in range(count)]
+    from gradcheck.outputs import unwrap
+
     try:
-        parameters = list(inspect.signature(fn).parameters.values())
+        parameters = list(inspect.signature(unwrap(fn)).parameters.values())
     except (TypeError, ValueError):
         return fallback
     positional = [

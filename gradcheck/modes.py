@@ -102,40 +102,20 @@ def runner(mode, target, inputs, wrt, out_index, device, batch_size):
     return cls(mode, target, inputs, wrt, out_index, device, batch_size)
 
 
-class EagerRunner:
-    """Forward pass run eagerly under a persistent tape; the tape is then
-    differentiated for a batch of cotangents at once."""
+class _Runner:
+    """VJPs for a batch of cotangents: vectorised when `tf.vectorized_map` can
+    convert the gradient, else one row at a time (Defun calls, some custom ops)."""
 
-    def __init__(self, mode, target, inputs, wrt, out_index, device, batch_size):
-        tf = _tf.tf()
-        self.device = device
-        self.wrt = wrt
-        self.out_index = out_index
-        with tf.device(device):
-            self.tensors = [tf.constant(value) for value in inputs]
-            self.tape = tf.GradientTape(persistent=True)
-            with self.tape:
-                for i in wrt:
-                    self.tape.watch(self.tensors[i])
-                self.outputs = target(self.tensors)
-        self.slots = _GradientSlots([self.tensors[i] for i in wrt])
-
-    def forward(self):
-        return [np.asarray(y.numpy()) for y in self.outputs]
+    row_by_row = False
 
     def vjp(self, cotangents):
-        tf = _tf.tf()
-        selected = [self.outputs[k] for k in self.out_index]
-        sources = [self.tensors[i] for i in self.wrt]
-
-        def one_row(row_cotangents):
-            grads = self.tape.gradient(selected, sources, output_gradients=list(row_cotangents))
-            return self.slots.dense(grads)
-
-        with tf.device(self.device):
-            batch = [tf.constant(c) for c in cotangents]
-            result = tf.vectorized_map(one_row, batch, fallback_to_while_loop=True)
-        return [np.asarray(g.numpy()) for g in result]
+        if not self.row_by_row:
+            try:
+                return self._vectorized_vjp(cotangents)
+            except Exception:  # noqa: BLE001  (retried row by row, which raises the real error)
+                self.row_by_row = True
+        rows = [self._row_vjp([c[b] for c in cotangents]) for b in range(len(cotangents[0]))]
+        return [np.stack(column) for column in zip(*rows)]
 
     @property
     def none_inputs(self):
@@ -145,7 +125,46 @@ class EagerRunner:
         pass
 
 
-class FunctionRunner:
+class EagerRunner(_Runner):
+    """Forward pass run eagerly under a persistent tape; the tape is then
+    differentiated for a batch of cotangents at once."""
+
+    def __init__(self, mode, target, inputs, wrt, out_index, device, batch_size):
+        tf = _tf.tf()
+        self.device = device
+        with tf.device(device):
+            self.tensors = [tf.constant(value) for value in inputs]
+            self.tape = tf.GradientTape(persistent=True)
+            with self.tape:
+                for i in wrt:
+                    self.tape.watch(self.tensors[i])
+                self.outputs = target(self.tensors)
+        self.selected = [self.outputs[k] for k in out_index]
+        self.sources = [self.tensors[i] for i in wrt]
+        self.slots = _GradientSlots(self.sources)
+
+    def forward(self):
+        return [np.asarray(y.numpy()) for y in self.outputs]
+
+    def _gradient(self, row_cotangents):
+        grads = self.tape.gradient(self.selected, self.sources, output_gradients=list(row_cotangents))
+        return self.slots.dense(grads)
+
+    def _vectorized_vjp(self, cotangents):
+        tf = _tf.tf()
+        with tf.device(self.device):
+            batch = [tf.constant(c) for c in cotangents]
+            result = tf.vectorized_map(self._gradient, batch, fallback_to_while_loop=True)
+        return [np.asarray(g.numpy()) for g in result]
+
+    def _row_vjp(self, row_cotangents):
+        tf = _tf.tf()
+        with tf.device(self.device):
+            grads = self._gradient([tf.constant(c) for c in row_cotangents])
+        return [np.asarray(g.numpy()) for g in grads]
+
+
+class FunctionRunner(_Runner):
     """tf.function (with jit_compile for the xla mode): forward and batched VJPs
     are each traced once, for fixed shapes."""
 
@@ -163,7 +182,7 @@ class FunctionRunner:
             with tf.device(device):
                 return target(list(tensors))
 
-        def batched_vjp(tensors, cotangents):
+        def gradient_of_rows(tensors, cotangents, vectorized):
             tensors = list(tensors)
             with tf.device(device):
                 with tf.GradientTape(persistent=True) as tape:
@@ -177,34 +196,37 @@ class FunctionRunner:
                     grads = tape.gradient(selected, sources, output_gradients=list(row_cotangents))
                     return self.slots.dense(grads)
 
+                if not vectorized:
+                    return one_row(cotangents)
                 return tf.vectorized_map(one_row, list(cotangents), fallback_to_while_loop=True)
 
         self._forward = tf.function(forward, jit_compile=jit, autograph=False)
-        self._vjp = tf.function(batched_vjp, jit_compile=jit, autograph=False)
+        self._vjp = tf.function(lambda xs, cts: gradient_of_rows(xs, cts, True),
+                                jit_compile=jit, autograph=False)
+        self._vjp_row = tf.function(lambda xs, cts: gradient_of_rows(xs, cts, False),
+                                    jit_compile=jit, autograph=False)
 
     def forward(self):
         tf = _tf.tf()
         with tf.device(self.device):
             return [np.asarray(y.numpy()) for y in self._forward(*self.tensors)]
 
-    def vjp(self, cotangents):
+    def _call(self, function, cotangents):
         tf = _tf.tf()
         with tf.device(self.device):
             batch = [tf.constant(c) for c in cotangents]
-            return [np.asarray(g.numpy()) for g in self._vjp(self.tensors, batch)]
+            return [np.asarray(g.numpy()) for g in function(self.tensors, batch)]
 
-    @property
-    def none_inputs(self):
-        return self.slots.none_inputs
+    def _vectorized_vjp(self, cotangents):
+        return self._call(self._vjp, cotangents)
 
-    def close(self):
-        pass
+    def _row_vjp(self, row_cotangents):
+        return self._call(self._vjp_row, row_cotangents)
 
 
-class GraphRunner:
+class GraphRunner(_Runner):
     """A tf.compat.v1 Graph: placeholders and the forward pass at once; on the
-    first VJP, tf.gradients vectorised over a placeholder batch of cotangents.
-    Run in a Session."""
+    first VJP, tf.gradients for a placeholder batch of cotangents. Run in a Session."""
 
     def __init__(self, mode, target, inputs, wrt, out_index, device, batch_size):
         tf = _tf.tf()
@@ -217,53 +239,63 @@ class GraphRunner:
             ]
             self.outputs = target(self.placeholders)
         self.session = tf.compat.v1.Session(graph=self.graph)
-        self.slots = _GradientSlots(self.placeholders)
-        self.gradients = None
+        self.selected = [self.outputs[k] for k in out_index]
+        self.sources = [self.placeholders[i] for i in wrt]
+        self.slots = _GradientSlots(self.sources)
         self.integer_inputs_with_gradient = []
+        self._built = {}
 
-    def _build_gradients(self):
+    def _gradients(self, row_cotangents):
         tf = _tf.tf()
-        selected = [self.outputs[k] for k in self.out_index]
-        sources = [self.placeholders[i] for i in self.wrt]
-        self.slots = _GradientSlots(sources)
-        with self.graph.as_default(), self.graph.device(self.device):
-            self.integer_inputs_with_gradient = self._integer_gradients(selected)
-            self.cotangent_placeholders = [
-                tf.compat.v1.placeholder(y.dtype, shape=[self.batch_size] + y.shape.as_list())
-                for y in selected
-            ]
+        grads = tf.gradients(self.selected, self.sources, grad_ys=list(row_cotangents))
+        return self.slots.dense(grads)
 
-            def one_row(row_cotangents):
-                return self.slots.dense(tf.gradients(selected, sources, grad_ys=list(row_cotangents)))
+    def _build(self, vectorized):
+        """Cotangent placeholders and the gradient ops, batched or for one row."""
+        tf = _tf.tf()
+        if vectorized not in self._built:
+            with self.graph.as_default(), self.graph.device(self.device):
+                self.integer_inputs_with_gradient = self._integer_gradients()
+                lead = [self.batch_size] if vectorized else []
+                # Shapes from the forward run: a Defun call's static shape is unknown.
+                placeholders = [tf.compat.v1.placeholder(y.dtype, shape=lead + list(shape))
+                                for y, shape in zip(self.selected, self.selected_shapes)]
+                if vectorized:
+                    grads = tf.vectorized_map(self._gradients, placeholders,
+                                              fallback_to_while_loop=True)
+                else:
+                    grads = self._gradients(placeholders)
+            self._built[vectorized] = (placeholders, grads)
+        return self._built[vectorized]
 
-            self.gradients = tf.vectorized_map(
-                one_row, self.cotangent_placeholders, fallback_to_while_loop=True)
-
-    def _integer_gradients(self, selected):
+    def _integer_gradients(self):
         """Positions of non-differentiable inputs that tf.gradients gives a gradient."""
         tf = _tf.tf()
         others = [i for i in range(len(self.placeholders)) if i not in self.wrt]
         if not others:
             return []
-        grads = tf.gradients(selected, [self.placeholders[i] for i in others])
+        grads = tf.gradients(self.selected, [self.placeholders[i] for i in others])
         return [i for i, g in zip(others, grads) if g is not None]
 
     def _feed(self):
         return dict(zip(self.placeholders, self.inputs))
 
     def forward(self):
-        return [np.asarray(v) for v in self.session.run(self.outputs, self._feed())]
+        values = [np.asarray(v) for v in self.session.run(self.outputs, self._feed())]
+        self.selected_shapes = [values[k].shape for k in self.out_index]
+        return values
 
-    def vjp(self, cotangents):
-        if self.gradients is None:
-            self._build_gradients()
+    def _run(self, vectorized, cotangents):
+        placeholders, grads = self._build(vectorized)
         feed = self._feed()
-        feed.update(zip(self.cotangent_placeholders, cotangents))
-        return [np.asarray(v) for v in self.session.run(self.gradients, feed)]
+        feed.update(zip(placeholders, cotangents))
+        return [np.asarray(v) for v in self.session.run(grads, feed)]
 
-    @property
-    def none_inputs(self):
-        return self.slots.none_inputs
+    def _vectorized_vjp(self, cotangents):
+        return self._run(True, cotangents)
+
+    def _row_vjp(self, row_cotangents):
+        return self._run(False, row_cotangents)
 
     def close(self):
         self.session.close()

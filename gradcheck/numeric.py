@@ -108,49 +108,65 @@ def _columns(evaluate, i, x, x_real, steps, columns, outputs):
 
 
 def batched_evaluator(target, inputs, out_index, device):
-    """`evaluate(i, batch)` for `numeric_jacobian`, vectorised in a tf.function.
+    """`evaluate(i, batch)` for `numeric_jacobian`.
 
-    Falls back to one eager call per perturbed input when the function cannot
-    be traced (it reads tensor values in Python, say).
+    Vectorised in one tf.function where `tf.vectorized_map` can convert the
+    function; else a traced function called once per perturbed input (Defun
+    calls); else eager calls (functions that read tensor values in Python).
     """
     tf = _tf.tf()
-    cache = {}
-
-    def vectorised(i):
-        if i not in cache:
-            fixed = [tf.constant(v) for v in inputs]
-
-            def one(xi):
-                tensors = list(fixed)
-                tensors[i] = xi
-                outputs = target(tensors)
-                return [outputs[k] for k in out_index]
-
-            cache[i] = tf.function(
-                lambda batch: tf.vectorized_map(one, batch, fallback_to_while_loop=True),
-                autograph=False,
-            )
-        return cache[i]
+    fixed = [tf.constant(v) for v in inputs]
+    strategies = [_Vectorised(target, fixed, out_index), _Traced(target, fixed, out_index),
+                  _Eager(target, fixed, out_index)]
 
     def evaluate(i, batch):
         with tf.device(device):
-            try:
-                result = vectorised(i)(tf.constant(batch))
-                return [np.asarray(r.numpy()) for r in result]
-            except CheckSetupError:
-                raise
-            except (tf.errors.OpError, TypeError, AttributeError, ValueError):
-                return _eager_loop(target, inputs, out_index, i, batch)
+            while True:
+                try:
+                    return strategies[0](i, tf.constant(batch))
+                except CheckSetupError:
+                    raise
+                except Exception:  # noqa: BLE001  (the next strategy raises the real error)
+                    if len(strategies) == 1:
+                        raise
+                    strategies.pop(0)
 
     return evaluate
 
 
-def _eager_loop(target, inputs, out_index, i, batch):
-    tf = _tf.tf()
-    rows = []
-    for value in batch:
-        tensors = [tf.constant(v) for v in inputs]
-        tensors[i] = tf.constant(value)
-        outputs = target(tensors)
-        rows.append([np.asarray(outputs[k].numpy()) for k in out_index])
-    return [np.stack(column) for column in zip(*rows)]
+class _Strategy:
+    def __init__(self, target, fixed, out_index):
+        self.target, self.fixed, self.out_index = target, fixed, out_index
+        self.functions = {}
+
+    def outputs_at(self, i, xi):
+        tensors = list(self.fixed)
+        tensors[i] = xi
+        outputs = self.target(tensors)
+        return [outputs[k] for k in self.out_index]
+
+
+class _Vectorised(_Strategy):
+    def __call__(self, i, batch):
+        if i not in self.functions:
+            tf = _tf.tf()
+            self.functions[i] = tf.function(
+                lambda b: tf.vectorized_map(lambda xi: self.outputs_at(i, xi), b,
+                                            fallback_to_while_loop=True),
+                autograph=False)
+        return [np.asarray(r.numpy()) for r in self.functions[i](batch)]
+
+
+class _Traced(_Strategy):
+    def __call__(self, i, batch):
+        if i not in self.functions:
+            tf = _tf.tf()
+            self.functions[i] = tf.function(lambda xi: self.outputs_at(i, xi), autograph=False)
+        rows = [[np.asarray(r.numpy()) for r in self.functions[i](xi)] for xi in batch]
+        return [np.stack(column) for column in zip(*rows)]
+
+
+class _Eager(_Strategy):
+    def __call__(self, i, batch):
+        rows = [[np.asarray(r.numpy()) for r in self.outputs_at(i, xi)] for xi in batch]
+        return [np.stack(column) for column in zip(*rows)]

@@ -80,5 +80,10 @@ def output_specs(names, values):
 
 
 def describe_function(fn):
-    name = getattr(fn, "__name__", None)
+    name = getattr(unwrap(fn), "__name__", None)
     return f"the function {name!r}" if name else "the function"
+
+
+def unwrap(fn):
+    """The Python function behind a wrapper that hides it (a function.Defun)."""
+    return getattr(fn, "_func", fn)

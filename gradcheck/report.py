@@ -2,6 +2,7 @@
 import dataclasses
 
 FINITE_DIFFERENCES = "finite differences"
+DECLARED = "declared reference"
 
 
 @dataclasses.dataclass
@@ -28,11 +29,20 @@ class PairResult:
     worst_input: str  # 'x[0, 3]'
     worst_actual: float
     worst_expected: float
-    note: str = ""
+    gradient_is_none: bool = False  # TensorFlow returned None; compared as zeros
+    decisive: bool = True  # False: shown for information (finite differences, when a
+    # reference is declared), not part of the verdict
 
     @property
     def ok(self):
+        """Whether the two Jacobians agree (for a decisive pair: whether it passes)."""
         return self.n_failed == 0 and not (self.n_total and self.n_unreliable == self.n_total)
+
+    @property
+    def verdict(self):
+        if self.decisive:
+            return "ok" if self.ok else "FAIL"
+        return "agrees" if self.ok else "differs"
 
     @property
     def where(self):
@@ -54,6 +64,14 @@ class PairResult:
                 f"{where}: the finite differences were not finite anywhere. "
                 "Check that the inputs lie inside the function's domain."
             )
+        if self.gradient_is_none:
+            return (
+                f"TensorFlow gives no gradient (None) for {self.input} in {where}, but "
+                f"{self.output} depends on it: {reference} give d {self.worst_output} / "
+                f"d {self.worst_input} = {self.worst_expected:.6g}. The op may have no gradient "
+                "(tf.no_gradient), be cut by tf.stop_gradient, or be a function.Defun "
+                "under a GradientTape."
+            )
         allowed = self.atol + self.rtol * abs(self.worst_expected)
         return (
             f"The gradient of {self.output} with respect to {self.input} is wrong in "
@@ -74,6 +92,7 @@ class ModeResult:
     order: int
     status: str  # "checked", "skipped" (cannot run here), "failed" (the gradient raised)
     reason: str = ""
+    obtained: str = ""  # for a checked mode: which gradient it got, in words
 
     @property
     def where(self):
@@ -94,13 +113,28 @@ class GradientReport:
 
     @property
     def ok(self):
-        return (all(p.ok for p in self.pairs)
+        return (not self.failed_pairs
                 and not any(m.status == "failed" for m in self.modes)
                 and any(m.status == "checked" for m in self.modes))
 
     @property
     def failed_pairs(self):
-        return sorted((p for p in self.pairs if not p.ok), key=_failure_rank)
+        return sorted((p for p in self.pairs if p.decisive and not p.ok), key=_failure_rank)
+
+    def obtained_by_mode(self):
+        """{(device, mode, order): which gradient that mode got}, for checked modes."""
+        return {(m.device, m.mode, m.order): m.obtained for m in self.modes if m.status == "checked"}
+
+    def disagreement(self):
+        """'graph mode on CPU:0 gets X; function mode on CPU:0 gets Y', or '' if the modes agree."""
+        groups = {}
+        for (device, mode, order), obtained in self.obtained_by_mode().items():
+            groups.setdefault((order, obtained), []).append((device, mode))
+        if len({order for order, _ in groups}) != 1 or len(groups) < 2:
+            return ""
+        return "The modes disagree: " + "; ".join(
+            f"{_places(places)} {'gets' if len(places) == 1 else 'get'} {obtained}"
+            for (_, obtained), places in groups.items()) + "."
 
     @property
     def failed_modes(self):
@@ -115,7 +149,7 @@ class GradientReport:
                 f"seed={self.seed}, method={self.method!r}")
 
     def failure_message(self):
-        lines = []
+        lines = [self.disagreement()] if self.disagreement() else []
         for mode in self.failed_modes:
             lines.append(f"The gradient raised in {mode.where}: {mode.reason}")
         lines += _grouped_headlines(self.failed_pairs)[:3]
@@ -125,7 +159,7 @@ class GradientReport:
         if self.failed_pairs and all(p.against == FINITE_DIFFERENCES for p in self.failed_pairs):
             lines.append("If the gradient differs from the derivative on purpose "
                          "(tf.stop_gradient, a straight-through estimator), declare "
-                         "the intended gradient instead of comparing with finite differences.")
+                         "the intended gradient with reference=.")
         lines.append(self.reproduction())
         return "\n".join(lines) + "\n\n" + str(self)
 
@@ -137,6 +171,15 @@ class GradientReport:
                          + [f"note: {n}" for n in self.notes])
 
 
+def _places(device_modes):
+    """[(CPU:0, eager), (CPU:0, graph)] -> 'eager, graph modes on CPU:0'."""
+    by_device = {}
+    for device, mode in device_modes:
+        by_device.setdefault(device, []).append(mode)
+    return "; ".join(f"{', '.join(m)} mode{'s' if len(m) > 1 else ''} on {d}"
+                     for d, m in by_device.items())
+
+
 def _grouped_headlines(pairs):
     """One line per distinct finding, naming every mode and device it was seen in."""
     groups = {}
@@ -144,11 +187,7 @@ def _grouped_headlines(pairs):
         groups.setdefault(pair.finding, []).append(pair)
     lines = []
     for same in groups.values():
-        places = {}
-        for pair in same:
-            places.setdefault(pair.device, []).append(pair.mode)
-        where = "; ".join(f"{', '.join(m)} mode{'s' if len(m) > 1 else ''} on {d}"
-                          for d, m in places.items())
+        where = _places([(pair.device, pair.mode) for pair in same])
         if same[0].order != 1:
             where += f", order {same[0].order}"
         lines.append(same[0].headline(where))
@@ -156,8 +195,8 @@ def _grouped_headlines(pairs):
 
 
 def _failure_rank(pair):
-    """Failures against finite differences first, then the worst."""
-    return (pair.against != FINITE_DIFFERENCES, -pair.n_failed / max(pair.n_total, 1))
+    """Failures against the reference first, then the worst."""
+    return (pair.against not in (FINITE_DIFFERENCES, DECLARED), -pair.n_failed / max(pair.n_total, 1))
 
 
 _COLUMNS = ("device", "mode", "ord", "output", "input", "against", "dtype",
@@ -167,17 +206,17 @@ _COLUMNS = ("device", "mode", "ord", "output", "input", "against", "dtype",
 def _row(pair):
     return (pair.device, pair.mode, str(pair.order), pair.output, pair.input, pair.against,
             pair.dtype, f"{pair.max_abs_error:.2e}", f"{pair.max_rel_error:.2e}",
-            f"{pair.atol:g}/{pair.rtol:g}", f"{pair.n_failed}/{pair.n_total}",
-            "ok" if pair.ok else "FAIL")
+            f"{pair.atol:g}/{pair.rtol:g}", f"{pair.n_failed}/{pair.n_total}", pair.verdict)
 
 
 def format_table(pairs):
     if not pairs:
         return "(no Jacobian block was compared)"
-    rows = [_COLUMNS] + [_row(p) for p in sorted(pairs, key=lambda p: p.ok)]
+    rows = [_COLUMNS] + [_row(p) for p in sorted(pairs, key=lambda p: (p.ok, not p.decisive))]
     widths = [max(len(r[c]) for r in rows) for c in range(len(_COLUMNS))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows)
 
 
 def _mode_lines(modes):
-    return [f"{m.status}: {m.where}: {m.reason}" for m in modes if m.status != "checked"]
+    return [f"{m.status}: {m.where}: {m.reason}" if m.status != "checked"
+            else f"gradient used in {m.where}: {m.obtained}" for m in modes]

@@ -1,0 +1,99 @@
+"""The forward pass before any gradient: does it run, is it finite, is it
+deterministic, and in which precision can the reference be computed."""
+import numpy as np
+
+from gradcheck import _tf, layout
+from gradcheck.devices import CPU
+from gradcheck.errors import CheckSetupError
+
+# Largest dense Jacobian (real components, out x in) held in full mode.
+MAX_JACOBIAN_ENTRIES = 1 << 24
+
+_WIDE = {"float16": "float64", "bfloat16": "float64", "float32": "float64", "float64": "float64",
+         "complex64": "complex128", "complex128": "complex128"}
+
+
+def probe(target, values):
+    """The function's outputs at the inputs, from tf.function or else eagerly."""
+    tf = _tf.tf()
+    errors = []
+    for runs_as_function in (True, False):
+        try:
+            call = (tf.function(lambda *xs: target(list(xs)), autograph=False) if runs_as_function
+                    else (lambda *xs: target(list(xs))))
+            with tf.device(CPU):
+                return [np.asarray(y.numpy()) for y in call(*[tf.constant(v) for v in values])]
+        except CheckSetupError:
+            raise
+        except Exception as error:  # noqa: BLE001  (reported to the user with the reason)
+            errors.append(("tf.function" if runs_as_function else "eagerly") + ": " + reason(error))
+    raise CheckSetupError("the function raised when called on the inputs, " + "; ".join(errors))
+
+
+def require_finite(values, specs, out_index):
+    for k in out_index:
+        bad = ~np.isfinite(values[k].astype(np.complex128))
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            where = layout.component_label(specs[k].name, specs[k].shape, False, first)
+            raise CheckSetupError(
+                f"the forward pass is not finite at {where} (value {values[k].reshape(-1)[first]}) "
+                f"for these inputs, in {int(bad.sum())} element(s): gradients cannot be checked "
+                "there. Choose inputs inside the function's domain."
+            )
+
+
+def require_deterministic(target, native, values, specs):
+    again = probe(target, native)
+    for spec, first, second in zip(specs, values, again):
+        if not np.array_equal(first, second, equal_nan=True):
+            raise CheckSetupError(
+                f"the forward pass is not deterministic: two calls with the same inputs gave "
+                f"different values of {spec.name}. Finite differences need a deterministic "
+                "function: fix the seed of random ops (tf.random.stateless_*) or move "
+                "randomness out of the function."
+            )
+
+
+def require_jacobian_fits(check_inputs, wrt, diff_specs):
+    rows = sum(s.real_size for s in diff_specs)
+    columns = sum(check_inputs[i].real_size for i in wrt)
+    if rows * columns > MAX_JACOBIAN_ENTRIES:
+        raise CheckSetupError(
+            f"the full Jacobian has {rows} x {columns} real entries, more than full mode "
+            f"holds ({MAX_JACOBIAN_ENTRIES}); check smaller inputs or reduce the outputs "
+            "(a sum of the outputs, say)."
+        )
+
+
+def reference_inputs(target, check_inputs):
+    """Input values for the finite differences: float64 if the function takes them."""
+    wide = [x.value.astype(_tf.numpy_dtype(_WIDE[x.dtype])) if x.differentiable else x.value
+            for x in check_inputs]
+    try:
+        outputs = probe(target, wide)
+    except CheckSetupError:
+        outputs = None
+    floating = [o for o in outputs or [] if o.dtype.kind in "fc"]
+    if outputs is not None and all(o.dtype in (np.float64, np.complex128) for o in floating) \
+            and all(np.isfinite(o.astype(np.complex128)).all() for o in floating):
+        return wide, "float64"
+    dtypes = sorted({x.dtype for x in check_inputs if x.differentiable})
+    return [x.value for x in check_inputs], (
+        f"{'/'.join(dtypes)} (the function does not take float64 inputs; "
+        "Richardson extrapolation in the input precision)")
+
+
+def reason(error):
+    """A one-line account of an exception, TensorFlow's traceback noise removed."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    if lines and lines[0].startswith("in user code"):
+        # An error raised while tracing: its own message is the last line,
+        # after the traceback of the traced code.
+        lines = lines[-1:]
+    text = " ".join(lines[:2]) if lines else ""
+    if len(text) > 400:
+        text = text[:400] + " ..."
+    if text.split(":")[0].endswith(("Error", "Exception")):
+        return text
+    return f"{type(error).__name__}: {text}"

@@ -1,0 +1,120 @@
+"""Gradient sources that need more than calling the function: override maps,
+legacy Defuns, and gradients declared on purpose (surrogates)."""
+import numpy as np
+
+from gradcheck import _tf
+from gradcheck.errors import CheckSetupError
+from gradcheck.modes import _GradientSlots, _Runner
+
+
+class ModeNotApplicable(Exception):
+    """The gradient source has no meaning in this mode (not a failure)."""
+
+
+def is_defun(fn):
+    """A legacy `function.Defun`: graph-only, and tapes under tf.function get no
+    gradient for it."""
+    from tensorflow.python.framework import function
+
+    return isinstance(fn, (function._DefinedFunction, function._OverloadedFunction))
+
+
+class OverriddenTarget:
+    """Runs a target under `Graph.gradient_override_map`, which TensorFlow honours
+    in a v1 graph and inside tf.function, and ignores in eager code."""
+
+    def __init__(self, target, override_map):
+        self.target = target
+        self.override_map = dict(override_map)
+
+    @property
+    def output_names(self):
+        return self.target.output_names
+
+    def __call__(self, tensors):
+        tf = _tf.tf()
+        if tf.executing_eagerly():
+            raise ModeNotApplicable(
+                "gradient_override_map has no effect in eager execution, so the overridden "
+                "gradient cannot be checked here")
+        with tf.compat.v1.get_default_graph().gradient_override_map(self.override_map):
+            return self.target(tensors)
+
+
+def validate_override_map(override_map):
+    if override_map is None:
+        return None
+    if not isinstance(override_map, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in override_map.items()):
+        raise TypeError("override_map must be a dict from op type to registered gradient name, "
+                        "e.g. {'Square': 'MySquareGrad'}.")
+    from tensorflow.python.framework import ops
+
+    for op_type, gradient_name in override_map.items():
+        try:
+            ops.gradient_registry.lookup(gradient_name)
+        except LookupError:
+            raise CheckSetupError(
+                f"override_map maps {op_type!r} to {gradient_name!r}, but no gradient is "
+                f"registered under that name; register it with @tf.RegisterGradient("
+                f"{gradient_name!r}) first.") from None
+    return override_map
+
+
+class DeclaredGradient(_Runner):
+    """The VJPs of a user's `reference(*inputs, *upstream_grads) -> grads`,
+    batched like a mode's so the two Jacobians line up row for row."""
+
+    def __init__(self, reference, inputs, wrt, n_outputs, device, describe):
+        tf = _tf.tf()
+        self.reference, self.wrt, self.n_inputs = reference, wrt, len(inputs)
+        self.n_outputs, self.device, self.describe = n_outputs, device, describe
+        with tf.device(device):
+            self.tensors = [tf.constant(v) for v in inputs]
+        self.slots = _GradientSlots([self.tensors[i] for i in wrt])
+        self._vectorized = tf.function(
+            lambda xs, cts: tf.vectorized_map(lambda ct: self._call(xs, ct), cts,
+                                              fallback_to_while_loop=True), autograph=False)
+        self._row = tf.function(lambda xs, cts: self._call(xs, cts), autograph=False)
+
+    def _call(self, tensors, cotangents):
+        try:
+            grads = self.reference(*tensors, *cotangents)
+        except TypeError as error:
+            raise CheckSetupError(
+                f"calling reference({self.describe}) failed: {error}. The reference is a VJP: "
+                "it takes the inputs, then one upstream gradient per floating output, and "
+                "returns one gradient per input.") from None
+        return self.slots.dense(self._per_input(grads))
+
+    def _per_input(self, grads):
+        if not isinstance(grads, (list, tuple)):
+            grads = [grads]
+        grads = list(grads)
+        if len(grads) == self.n_inputs:
+            return [grads[i] for i in self.wrt]
+        if len(grads) == len(self.wrt):
+            return grads
+        raise CheckSetupError(
+            f"the reference returned {len(grads)} gradient(s); it must return one per input "
+            f"({self.n_inputs}, None for integer inputs) or one per floating input ({len(self.wrt)}).")
+
+    def _run(self, function, cotangents):
+        tf = _tf.tf()
+        with tf.device(self.device):
+            batch = [tf.constant(c) for c in cotangents]
+            return [np.asarray(g.numpy()) for g in function(self.tensors, batch)]
+
+    def _vectorized_vjp(self, cotangents):
+        return self._run(self._vectorized, cotangents)
+
+    def _row_vjp(self, row_cotangents):
+        return self._run(self._row, row_cotangents)
+
+    def vjp(self, cotangents):
+        try:
+            return super().vjp(cotangents)
+        except CheckSetupError:
+            raise
+        except Exception as error:  # noqa: BLE001  (a broken reference is the user's to fix)
+            raise CheckSetupError(f"the reference gradient raised: {error}") from None
