@@ -1,13 +1,15 @@
 """`check_gradients`: the one call that compares TensorFlow's gradients with
 finite differences (or a declared gradient), in every mode and on every device
 asked for."""
+import contextlib
+
 import numpy as np
 
 from gradcheck import _tf, analytic, compare, forward, layout, numeric, sources
 from gradcheck import modes as execution_modes
 from gradcheck.devices import CPU, resolve_devices, short_name
 from gradcheck.errors import CheckSetupError, GradientCheckError
-from gradcheck.inputs import normalise_inputs
+from gradcheck.inputs import captured_variables, normalise_inputs
 from gradcheck.outputs import FlatFunction, describe_function, output_specs
 from gradcheck.report import DECLARED, FINITE_DIFFERENCES, GradientReport, ModeResult, PairResult
 
@@ -45,6 +47,9 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
     method = _validate_options(method, order, eps, reference)
     override_map = sources.validate_override_map(override_map)
     check_inputs = normalise_inputs(fn, inputs)
+    n_arguments = len(check_inputs)
+    variables = captured_variables(fn, check_inputs)
+    check_inputs += variables
     wrt = [i for i, x in enumerate(check_inputs) if x.differentiable]
     if not wrt:
         raise CheckSetupError(
@@ -59,19 +64,47 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
     settings = _Settings(resolve_devices(devices), _mode_names(fn, modes, report),
                          atol, rtol, eps, np.random.default_rng(seed))
     first = FlatFunction(fn)
+    if variables:
+        first = sources.VariableTarget(first, n_arguments, variables)
+        report.notes.append("the function reads the variable(s) " + ", ".join(
+            x.describe() for x in variables) + "; their gradients are checked too.")
     base = sources.OverriddenTarget(first, override_map) if override_map else first
-
-    def target_for(mode):
-        return base  # the same function in every mode
-
-    with _tf.quiet_logs():
+    # Finite differences run in tf.function; with an override map they must
+    # differentiate the way graph mode does (tf.gradients), for order 2.
+    settings.reference_mode = "graph" if override_map else "function"
+    target_for = _only_where_honoured(lambda mode: base, override_map)
+    with _tf.quiet_logs(), _restored(variables):
         for current in range(1, order + 1):
             declared = reference if current == 1 else None
             checked = _check_order(current, target_for, check_inputs, wrt, settings, report, declared)
-            target_for = _second_order_targets(base, checked, wrt, check_inputs, settings)
+            target_for = _only_where_honoured(
+                _second_order_targets(base, checked, wrt, check_inputs, settings), override_map)
     if raise_on_failure and not report.ok:
         raise GradientCheckError(report)
     return report
+
+
+@contextlib.contextmanager
+def _restored(variable_inputs):
+    """Finite differences assign perturbed values to variables: put them back."""
+    try:
+        yield
+    finally:
+        for x in variable_inputs:
+            x.variable.assign(x.value)
+
+
+def _only_where_honoured(target_for, override_map):
+    """Modes that use a GradientTape never see an override map: not applicable there."""
+    if not override_map:
+        return target_for
+
+    def honoured(mode):
+        if execution_modes.uses_tape(mode):
+            return sources.NotApplicable(sources.OVERRIDE_IGNORED_BY_TAPES)
+        return target_for(mode)
+
+    return honoured
 
 
 class _Settings:
@@ -82,6 +115,7 @@ class _Settings:
         self.rtol = rtol
         self.eps = eps
         self.rng = rng
+        self.reference_mode = "function"
 
 
 def _validate_options(method, order, eps, reference):
@@ -118,7 +152,7 @@ class _Checked:
 
 def _check_order(order, target_for, check_inputs, wrt, settings, report, declared):
     native = [x.value for x in check_inputs]
-    target = target_for("function")
+    target = target_for(settings.reference_mode)
     values = forward.probe(target, native)
     specs = output_specs(target.output_names, values)
     out_index = [k for k, s in enumerate(specs) if s.differentiable]
@@ -340,6 +374,7 @@ class _GradientTarget:
     def __init__(self, mode, first, wrt, out_index, cotangents, names):
         self.mode, self.first, self.wrt, self.out_index = mode, first, wrt, out_index
         self.cotangents, self.output_names = cotangents, names
+        self.variable_slots = getattr(first, "variable_slots", {})
 
     def __call__(self, tensors):
         tf = _tf.tf()
@@ -362,7 +397,7 @@ def _is_unsupported(error):
 
 
 def _gradient_reason(error):
-    if "No gradient defined" in str(error):
+    if "No gradient defined" in str(error) or "gradient registry has no entry" in str(error):
         return ("no gradient is defined: " + forward.reason(error) + ". Register one with "
                 "@tf.RegisterGradient, or mark the op with tf.no_gradient if it has none.")
     return "the gradient computation raised " + forward.reason(error)

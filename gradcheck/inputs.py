@@ -14,6 +14,7 @@ class CheckInput:
     name: str
     value: np.ndarray
     dtype: str  # TensorFlow's name for it: float32, bfloat16, int32, ...
+    variable: object = None  # the tf.Variable this input stands for, if any
 
     @property
     def differentiable(self):
@@ -68,6 +69,40 @@ def _normalise_one(name, value):
             f"a tensor: {error}"
         ) from None
     return CheckInput(name=name, value=np.array(tensor.numpy()), dtype=tensor.dtype.name)
+
+
+def captured_variables(fn, check_inputs):
+    """The trainable float variables `fn` reads, as extra `CheckInput`s.
+
+    Found by calling `fn` once under a tape (eagerly, or else in tf.function).
+    """
+    tf = _tf.tf()
+    found = []
+
+    def call(*tensors):
+        with tf.GradientTape() as tape:
+            fn(*tensors)
+        found[:] = tape.watched_variables()
+        return tf.constant(0)
+
+    tensors = [tf.constant(x.value) for x in check_inputs]
+    for run in (call, tf.function(call, autograph=False)):
+        try:
+            run(*tensors)
+            break
+        except Exception:  # noqa: BLE001  (the check itself reports why fn cannot run)
+            found.clear()
+    taken = {x.name for x in check_inputs}
+    result = []
+    for variable in found:
+        if not _tf.is_differentiable_dtype(variable.dtype):
+            continue
+        name = variable.name.split(":")[0]
+        name = name if name not in taken else f"variable {name}"
+        taken.add(name)
+        result.append(CheckInput(name=name, value=np.array(variable.numpy()),
+                                 dtype=variable.dtype.name, variable=variable))
+    return result
 
 
 def _argument_names(fn, count):

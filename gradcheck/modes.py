@@ -46,7 +46,7 @@ def uses_tape(mode):
 def vjp_inline(mode, target, tensors, wrt, out_index, cotangents):
     """One VJP of `target` as `mode` computes it; None gradients become zeros."""
     tf = _tf.tf()
-    sources = [tensors[i] for i in wrt]
+    sources = gradient_sources(target, tensors, wrt)
     if uses_tape(mode):
         with tf.GradientTape() as tape:
             tape.watch(sources)
@@ -58,6 +58,13 @@ def vjp_inline(mode, target, tensors, wrt, out_index, cotangents):
         selected = [outputs[k] for k in out_index]
         grads = tf.gradients(selected, sources, grad_ys=_cast_like(cotangents, selected))
     return [_dense_or_zeros(g, tensors[i]) for g, i in zip(grads, wrt)]
+
+
+def gradient_sources(target, tensors, wrt):
+    """What to differentiate with respect to: the input tensors, or for inputs
+    that stand for a captured tf.Variable, the variable itself."""
+    variables = getattr(target, "variable_slots", {})
+    return [variables.get(i, tensors[i]) for i in wrt]
 
 
 def _cast_like(cotangents, outputs):
@@ -72,7 +79,7 @@ def _dense_or_zeros(gradient, like):
     return tf.convert_to_tensor(gradient)
 
 
-class _GradientSlots:
+class GradientSlots:
     """Densifies gradients inside the vectorised loop and remembers which were None."""
 
     def __init__(self, wrt_tensors):
@@ -102,7 +109,7 @@ def runner(mode, target, inputs, wrt, out_index, device, batch_size):
     return cls(mode, target, inputs, wrt, out_index, device, batch_size)
 
 
-class _Runner:
+class Runner:
     """VJPs for a batch of cotangents: vectorised when `tf.vectorized_map` can
     convert the gradient, else one row at a time (Defun calls, some custom ops)."""
 
@@ -125,7 +132,7 @@ class _Runner:
         pass
 
 
-class EagerRunner(_Runner):
+class EagerRunner(Runner):
     """Forward pass run eagerly under a persistent tape; the tape is then
     differentiated for a batch of cotangents at once."""
 
@@ -140,8 +147,8 @@ class EagerRunner(_Runner):
                     self.tape.watch(self.tensors[i])
                 self.outputs = target(self.tensors)
         self.selected = [self.outputs[k] for k in out_index]
-        self.sources = [self.tensors[i] for i in wrt]
-        self.slots = _GradientSlots(self.sources)
+        self.sources = gradient_sources(target, self.tensors, wrt)
+        self.slots = GradientSlots(self.sources)
 
     def forward(self):
         return [np.asarray(y.numpy()) for y in self.outputs]
@@ -164,7 +171,7 @@ class EagerRunner(_Runner):
         return [np.asarray(g.numpy()) for g in grads]
 
 
-class FunctionRunner(_Runner):
+class FunctionRunner(Runner):
     """tf.function (with jit_compile for the xla mode): forward and batched VJPs
     are each traced once, for fixed shapes."""
 
@@ -174,7 +181,7 @@ class FunctionRunner(_Runner):
         jit = mode == "xla"
         with tf.device(device):
             self.tensors = [tf.constant(value) for value in inputs]
-        self.slots = _GradientSlots([self.tensors[i] for i in wrt])
+        self.slots = GradientSlots([self.tensors[i] for i in wrt])
 
         # The device scope is entered inside the traced bodies too, so that every
         # op in the graph carries the placement, not only the call.
@@ -190,7 +197,7 @@ class FunctionRunner(_Runner):
                         tape.watch(tensors[i])
                     outputs = target(tensors)
                 selected = [outputs[k] for k in out_index]
-                sources = [tensors[i] for i in wrt]
+                sources = gradient_sources(target, tensors, wrt)
 
                 def one_row(row_cotangents):
                     grads = tape.gradient(selected, sources, output_gradients=list(row_cotangents))
@@ -224,7 +231,7 @@ class FunctionRunner(_Runner):
         return self._call(self._vjp_row, row_cotangents)
 
 
-class GraphRunner(_Runner):
+class GraphRunner(Runner):
     """A tf.compat.v1 Graph: placeholders and the forward pass at once; on the
     first VJP, tf.gradients for a placeholder batch of cotangents. Run in a Session."""
 
@@ -241,7 +248,7 @@ class GraphRunner(_Runner):
         self.session = tf.compat.v1.Session(graph=self.graph)
         self.selected = [self.outputs[k] for k in out_index]
         self.sources = [self.placeholders[i] for i in wrt]
-        self.slots = _GradientSlots(self.sources)
+        self.slots = GradientSlots(self.sources)
         self.integer_inputs_with_gradient = []
         self._built = {}
 

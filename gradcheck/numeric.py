@@ -112,12 +112,17 @@ def batched_evaluator(target, inputs, out_index, device):
 
     Vectorised in one tf.function where `tf.vectorized_map` can convert the
     function; else a traced function called once per perturbed input (Defun
-    calls); else eager calls (functions that read tensor values in Python).
+    calls, captured variables); else eager calls (functions that read tensor
+    values in Python).
     """
     tf = _tf.tf()
     fixed = [tf.constant(v) for v in inputs]
     strategies = [_Vectorised(target, fixed, out_index), _Traced(target, fixed, out_index),
                   _Eager(target, fixed, out_index)]
+    if getattr(target, "variable_slots", None):
+        # Perturbed values are assigned to variables: vectorised, the reads would
+        # be hoisted out of the loop and see none of them.
+        strategies.pop(0)
 
     def evaluate(i, batch):
         with tf.device(device):
@@ -126,7 +131,7 @@ def batched_evaluator(target, inputs, out_index, device):
                     return strategies[0](i, tf.constant(batch))
                 except CheckSetupError:
                     raise
-                except Exception:  # noqa: BLE001  (the next strategy raises the real error)
+                except Exception:  # the next strategy raises the real error
                     if len(strategies) == 1:
                         raise
                     strategies.pop(0)

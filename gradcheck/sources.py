@@ -4,7 +4,7 @@ import numpy as np
 
 from gradcheck import _tf
 from gradcheck.errors import CheckSetupError
-from gradcheck.modes import _GradientSlots, _Runner
+from gradcheck.modes import GradientSlots, Runner
 
 
 class ModeNotApplicable(Exception):
@@ -19,13 +19,20 @@ def is_defun(fn):
     return isinstance(fn, (function._DefinedFunction, function._OverloadedFunction))
 
 
+OVERRIDE_IGNORED_BY_TAPES = (
+    "TensorFlow's GradientTape ignores gradient_override_map (in eager code and inside "
+    "tf.function alike: it looks gradients up by op type), so only tf.gradients, in graph "
+    "mode, uses the overridden gradient")
+
+
 class OverriddenTarget:
-    """Runs a target under `Graph.gradient_override_map`, which TensorFlow honours
-    in a v1 graph and inside tf.function, and ignores in eager code."""
+    """Runs a target under `Graph.gradient_override_map`. Only tf.gradients
+    honours the map: in a v1 graph, and inside tf.function."""
 
     def __init__(self, target, override_map):
         self.target = target
         self.override_map = dict(override_map)
+        self.variable_slots = getattr(target, "variable_slots", {})
 
     @property
     def output_names(self):
@@ -33,12 +40,40 @@ class OverriddenTarget:
 
     def __call__(self, tensors):
         tf = _tf.tf()
-        if tf.executing_eagerly():
-            raise ModeNotApplicable(
-                "gradient_override_map has no effect in eager execution, so the overridden "
-                "gradient cannot be checked here")
         with tf.compat.v1.get_default_graph().gradient_override_map(self.override_map):
             return self.target(tensors)
+
+
+class VariableTarget:
+    """The function with its captured variables as extra inputs: each call first
+    assigns the values given for them, so finite differences can perturb them,
+    and gradients are taken with respect to the variables themselves."""
+
+    def __init__(self, target, n_arguments, variable_inputs):
+        self.target = target
+        self.n_arguments = n_arguments
+        self.variable_slots = {n_arguments + j: x.variable for j, x in enumerate(variable_inputs)}
+
+    @property
+    def output_names(self):
+        return self.target.output_names
+
+    def __call__(self, tensors):
+        for i, variable in self.variable_slots.items():
+            variable.assign(tensors[i])
+        return self.target(tensors[: self.n_arguments])
+
+
+class NotApplicable:
+    """Stands for the function in a mode where its gradient source means nothing."""
+
+    output_names = None
+
+    def __init__(self, reason):
+        self.reason = reason
+
+    def __call__(self, tensors):
+        raise ModeNotApplicable(self.reason)
 
 
 def validate_override_map(override_map):
@@ -61,7 +96,7 @@ def validate_override_map(override_map):
     return override_map
 
 
-class DeclaredGradient(_Runner):
+class DeclaredGradient(Runner):
     """The VJPs of a user's `reference(*inputs, *upstream_grads) -> grads`,
     batched like a mode's so the two Jacobians line up row for row."""
 
@@ -71,7 +106,7 @@ class DeclaredGradient(_Runner):
         self.n_outputs, self.device, self.describe = n_outputs, device, describe
         with tf.device(device):
             self.tensors = [tf.constant(v) for v in inputs]
-        self.slots = _GradientSlots([self.tensors[i] for i in wrt])
+        self.slots = GradientSlots([self.tensors[i] for i in wrt])
         self._vectorized = tf.function(
             lambda xs, cts: tf.vectorized_map(lambda ct: self._call(xs, ct), cts,
                                               fallback_to_while_loop=True), autograph=False)
