@@ -6,6 +6,7 @@ import contextlib
 import numpy as np
 
 from gradcheck import _tf, analytic, compare, forward, layout, numeric, sources
+from gradcheck import forward_mode as jvp
 from gradcheck import modes as execution_modes
 from gradcheck.devices import CPU, resolve_devices, short_name
 from gradcheck.errors import CheckSetupError, GradientCheckError
@@ -19,7 +20,7 @@ BATCH_BUDGET_BYTES = 64 << 20
 
 def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", order=1,
                     atol=None, rtol=None, eps=None, seed=0, raise_on_failure=True,
-                    reference=None, override_map=None):
+                    reference=None, override_map=None, forward_mode=False):
     """Check that the gradients TensorFlow uses for `fn` match finite differences.
 
     fn: takes one tensor per element of `inputs`, returns a tensor or a nest of them.
@@ -43,6 +44,9 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
         to the finite differences is still reported.
     override_map: {op type: registered gradient name}, applied with
         Graph.gradient_override_map in the modes where TensorFlow honours it.
+    forward_mode: also build the Jacobian from tf.autodiff.ForwardAccumulator
+        JVPs (eager, function and xla modes) and compare it with the finite
+        differences and with the reverse-mode Jacobian.
     """
     method = _validate_options(method, order, eps, reference)
     override_map = sources.validate_override_map(override_map)
@@ -63,6 +67,7 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
     )
     settings = _Settings(resolve_devices(devices), _mode_names(fn, modes, report),
                          atol, rtol, eps, np.random.default_rng(seed))
+    settings.forward_mode = bool(forward_mode)
     first = FlatFunction(fn)
     if variables:
         first = sources.VariableTarget(first, n_arguments, variables)
@@ -116,6 +121,7 @@ class _Settings:
         self.eps = eps
         self.rng = rng
         self.reference_mode = "function"
+        self.forward_mode = False
 
 
 def _validate_options(method, order, eps, reference):
@@ -186,6 +192,11 @@ def _check_order(order, target_for, check_inputs, wrt, settings, report, declare
             if outcome is not None:
                 results[(short_name(device), mode)] = outcome
     context.judge(results, expected, intended)
+    if settings.forward_mode and order == 1:
+        for (device_name, mode), (blocks, _, _) in results.items():
+            if mode in jvp.JVP_MODES:
+                context.check_forward_mode(mode, target_for(mode), device_name, blocks,
+                                           expected, intended)
     return _Checked(specs, out_index)
 
 
@@ -252,6 +263,31 @@ class _OrderContext:
         result = self._record(device_name, mode, "checked")
         self._note_gradient_structure(run, device_name, mode)
         return blocks, result, set(run.none_inputs)
+
+    def check_forward_mode(self, mode, target, device_name, reverse, expected, intended):
+        """The JVP Jacobian against the finite differences (or the declared
+        gradient) and against this mode's reverse-mode Jacobian."""
+        label = f"{mode} (forward)"
+        n_columns = sum(self.check_inputs[i].real_size for i in self.wrt)
+        scales = analytic.row_scales(n_columns, self.settings.rng)
+        device = next(d for d in self.settings.devices if short_name(d) == device_name)
+        try:
+            blocks = jvp.forward_jacobian(
+                mode, target, self.check_inputs, self.wrt, self.out_index, self.diff_specs,
+                device, scales, max(1, min(self.batch, n_columns)))
+        except CheckSetupError:
+            raise
+        except Exception as error:  # noqa: BLE001  (whatever forward mode raised is the finding)
+            status = "skipped" if _is_unsupported(error) else "failed"
+            self._record(device_name, label, status, "forward mode (ForwardAccumulator) raised "
+                         + forward.reason(error))
+            return
+        self._record(device_name, label, "checked")
+        where = (device_name, label)
+        self.compare(blocks, expected, FINITE_DIFFERENCES, where, set(), decisive=intended is None)
+        if intended is not None:
+            self.compare(blocks, intended, DECLARED, where, set())
+        self.compare(blocks, reverse, f"{mode} reverse mode", where, set())
 
     def _record(self, device_name, mode, status, reason=""):
         result = ModeResult(device_name, mode, self.order, status, reason)

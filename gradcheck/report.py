@@ -123,7 +123,8 @@ class GradientReport:
 
     def obtained_by_mode(self):
         """{(device, mode, order): which gradient that mode got}, for checked modes."""
-        return {(m.device, m.mode, m.order): m.obtained for m in self.modes if m.status == "checked"}
+        return {(m.device, m.mode, m.order): m.obtained for m in self.modes
+                if m.status == "checked" and m.obtained}
 
     def disagreement(self):
         """'graph mode on CPU:0 gets X; function mode on CPU:0 gets Y', or '' if the modes agree."""
@@ -219,4 +220,5 @@ def format_table(pairs):
 
 def _mode_lines(modes):
     return [f"{m.status}: {m.where}: {m.reason}" if m.status != "checked"
-            else f"gradient used in {m.where}: {m.obtained}" for m in modes]
+            else f"gradient used in {m.where}: {m.obtained}" for m in modes
+            if m.status != "checked" or m.obtained]
