@@ -1,19 +1,31 @@
-"""gradcheck: are the gradients TensorFlow uses for your function right?"""
-from gradcheck.check import check_gradients
-from gradcheck.compare import TOLERANCES
-from gradcheck.errors import CheckSetupError, GradientCheckError
-from gradcheck.no_gradient import assert_no_gradient
-from gradcheck.oplib import OpBuildError, build_op_library
-from gradcheck.report import GradientReport
+"""gradcheck: are the gradients TensorFlow uses for your function right?
 
-__all__ = [
-    "TOLERANCES",
-    "CheckSetupError",
-    "GradientCheckError",
-    "GradientReport",
-    "OpBuildError",
-    "assert_no_gradient",
-    "build_op_library",
-    "check_gradients",
-]
+The names below are loaded on first use, so that the pytest plugin (imported by
+every pytest run in the environment) costs almost nothing at start-up.
+"""
+import importlib
+
 __version__ = "0.1.0"
+
+_PUBLIC = {
+    "check_gradients": "gradcheck.check",
+    "TOLERANCES": "gradcheck.compare",
+    "CheckSetupError": "gradcheck.errors",
+    "GradientCheckError": "gradcheck.errors",
+    "GradientReport": "gradcheck.report",
+    "assert_no_gradient": "gradcheck.no_gradient",
+    "OpBuildError": "gradcheck.oplib",
+    "build_op_library": "gradcheck.oplib",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name):
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(_PUBLIC[name]), name)
+    raise AttributeError(f"module 'gradcheck' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_PUBLIC))

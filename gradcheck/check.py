@@ -11,7 +11,7 @@ from gradcheck import modes as execution_modes
 from gradcheck.devices import CPU, resolve_devices, short_name
 from gradcheck.errors import CheckSetupError, GradientCheckError
 from gradcheck.inputs import captured_variables, normalise_inputs
-from gradcheck.outputs import FlatFunction, describe_function, output_specs
+from gradcheck.outputs import FlatFunction, function_name, output_specs
 from gradcheck.report import DECLARED, FINITE_DIFFERENCES, GradientReport, ModeResult, PairResult
 
 METHODS = ("auto", "full")
@@ -20,7 +20,7 @@ BATCH_BUDGET_BYTES = 64 << 20
 
 def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", order=1,
                     atol=None, rtol=None, eps=None, seed=0, raise_on_failure=True,
-                    reference=None, override_map=None, forward_mode=False):
+                    reference=None, override_map=None, forward_mode=False, strict=False):
     """Check that the gradients TensorFlow uses for `fn` match finite differences.
 
     fn: takes one tensor per element of `inputs`, returns a tensor or a nest of them.
@@ -47,6 +47,7 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
     forward_mode: also build the Jacobian from tf.autodiff.ForwardAccumulator
         JVPs (eager, function and xla modes) and compare it with the finite
         differences and with the reverse-mode Jacobian.
+    strict: a mode that cannot run here fails the check instead of being skipped.
     """
     method = _validate_options(method, order, eps, reference)
     override_map = sources.validate_override_map(override_map)
@@ -62,8 +63,8 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
             + "), so there is no gradient to check. Pass float inputs as float arrays."
         )
     report = GradientReport(
-        function=describe_function(fn).replace("the function ", ""),
-        inputs=[x.describe() for x in check_inputs], method=method, seed=seed,
+        function=function_name(fn),
+        inputs=[x.describe() for x in check_inputs], method=method, seed=seed, strict=strict,
     )
     settings = _Settings(resolve_devices(devices), _mode_names(fn, modes, report),
                          atol, rtol, eps, np.random.default_rng(seed))
@@ -77,6 +78,8 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
     # Finite differences run in tf.function; with an override map they must
     # differentiate the way graph mode does (tf.gradients), for order 2.
     settings.reference_mode = "graph" if override_map else "function"
+    report.source, report.gradients_used = sources.describe_source(
+        fn, base, [x.value for x in check_inputs], override_map)
     target_for = _only_where_honoured(lambda mode: base, override_map)
     with _tf.quiet_logs(), _restored(variables):
         for current in range(1, order + 1):
@@ -356,6 +359,7 @@ class _OrderContext:
                     worst_input=layout.component_label(x.name, x.shape, x.is_complex, col),
                     worst_actual=result.worst_actual, worst_expected=result.worst_expected,
                     gradient_is_none=position in none_inputs, decisive=decisive,
+                    arrays=None if result.ok else (actual[(k, i)], expected[(k, i)]),
                 ))
         self.report.pairs.extend(pairs)
         return pairs

@@ -4,14 +4,25 @@ from gradcheck import _tf
 CPU = "/device:CPU:0"
 
 
+class DeviceUnavailable(ValueError):
+    """A device that TensorFlow does not see here (a GPU on a CPU-only machine)."""
+
+
 def resolve_devices(devices):
-    """Canonical device names ('/device:GPU:0') for 'cpu', 'GPU:1', '/gpu:0', ..."""
+    """Canonical device names ('/device:GPU:0') for 'cpu', 'GPU:1', '/gpu:0', ...;
+    'all' is every CPU and GPU TensorFlow sees, 'gpu' the first GPU."""
     if devices is None:
         return [CPU]
     if isinstance(devices, str):
-        devices = [devices]
-    available = [d.name for d in _tf.tf().config.list_logical_devices()]
-    resolved = [_canonical(name, available) for name in devices]
+        devices = [d.strip() for d in devices.split(",") if d.strip()]
+    available = [d.name for d in _tf.tf().config.list_logical_devices()
+                 if d.device_type in ("CPU", "GPU")]
+    resolved = []
+    for name in devices:
+        if name.lower() == "all":
+            resolved += available
+        else:
+            resolved.append(_canonical(name, available))
     if not resolved:
         raise ValueError(f"devices is empty; pass None for the CPU, or some of: {', '.join(available)}.")
     return list(dict.fromkeys(resolved))
@@ -27,7 +38,7 @@ def _canonical(name, available):
         raise ValueError(f"{name!r} is not a device name; try 'CPU:0' or 'GPU:0'.")
     canonical = f"/device:{spec.device_type.upper()}:{spec.device_index or 0}"
     if canonical not in available:
-        raise ValueError(
+        raise DeviceUnavailable(
             f"device {name!r} is not available: TensorFlow sees {', '.join(available)}."
         )
     return canonical

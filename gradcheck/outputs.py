@@ -79,9 +79,12 @@ def output_specs(names, values):
     ]
 
 
+def function_name(fn):
+    return getattr(unwrap(fn), "__name__", None) or type(fn).__name__
+
+
 def describe_function(fn):
-    name = getattr(unwrap(fn), "__name__", None)
-    return f"the function {name!r}" if name else "the function"
+    return f"the function {function_name(fn)!r}"
 
 
 def unwrap(fn):

@@ -32,11 +32,21 @@ class PairResult:
     gradient_is_none: bool = False  # TensorFlow returned None; compared as zeros
     decisive: bool = True  # False: shown for information (finite differences, when a
     # reference is declared), not part of the verdict
+    arrays: tuple = dataclasses.field(default=None, repr=False, compare=False)
+    # (gradient, reference) Jacobian blocks, kept for failed pairs only (heatmaps)
 
     @property
     def ok(self):
         """Whether the two Jacobians agree (for a decisive pair: whether it passes)."""
         return self.n_failed == 0 and not (self.n_total and self.n_unreliable == self.n_total)
+
+    @property
+    def error_ratio(self):
+        """The worst element's error as a multiple of what it is allowed (> 1 fails)."""
+        allowed = self.atol + self.rtol * abs(self.worst_expected)
+        if self.n_total == 0:
+            return 0.0
+        return abs(self.worst_actual - self.worst_expected) / allowed
 
     @property
     def verdict(self):
@@ -107,6 +117,9 @@ class GradientReport:
     method: str
     seed: int
     reference_precision: str = ""
+    strict: bool = False  # modes that cannot run count as failures
+    source: str = ""  # built-in, custom_gradient, registered gradient, Defun, override map
+    gradients_used: list = dataclasses.field(default_factory=list)
     pairs: list = dataclasses.field(default_factory=list)
     modes: list = dataclasses.field(default_factory=list)
     notes: list = dataclasses.field(default_factory=list)
@@ -115,6 +128,7 @@ class GradientReport:
     def ok(self):
         return (not self.failed_pairs
                 and not any(m.status == "failed" for m in self.modes)
+                and not (self.strict and self.skipped_modes)
                 and any(m.status == "checked" for m in self.modes))
 
     @property
@@ -146,13 +160,16 @@ class GradientReport:
         return [m for m in self.modes if m.status == "skipped"]
 
     def reproduction(self):
-        return (f"reproduce: {self.function} with inputs {', '.join(self.inputs)}; "
+        return (f"reproduce: {self.function!r} with inputs {', '.join(self.inputs)}; "
                 f"seed={self.seed}, method={self.method!r}")
 
     def failure_message(self):
         lines = [self.disagreement()] if self.disagreement() else []
         for mode in self.failed_modes:
             lines.append(f"The gradient raised in {mode.where}: {mode.reason}")
+        if self.strict:
+            lines += [f"strict: {mode.where} could not be checked: {mode.reason}"
+                      for mode in self.skipped_modes]
         lines += _grouped_headlines(self.failed_pairs)[:3]
         if not any(m.status == "checked" for m in self.modes) and not lines:
             lines.append("No mode could run the check: "
@@ -165,7 +182,7 @@ class GradientReport:
         return "\n".join(lines) + "\n\n" + str(self)
 
     def __str__(self):
-        header = (f"gradcheck of {self.function} ({', '.join(self.inputs)}): "
+        header = (f"gradcheck of {self.function!r} ({', '.join(self.inputs)}): "
                   f"{'OK' if self.ok else 'FAILED'}; method {self.method}, "
                   f"reference {self.reference_precision}")
         return "\n".join([header, format_table(self.pairs)] + _mode_lines(self.modes)

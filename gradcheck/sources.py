@@ -153,3 +153,56 @@ class DeclaredGradient(Runner):
             raise
         except Exception as error:  # noqa: BLE001  (a broken reference is the user's to fix)
             raise CheckSetupError(f"the reference gradient raised: {error}") from None
+
+
+def describe_source(fn, target, values, override_map):
+    """(kind of gradient source, names of the registered gradients the function uses).
+
+    The names are what the coverage gate matches: op types (or the names an
+    override map swaps in) and Defun names, read from a trace of the function.
+    """
+    if override_map:
+        kind = "override map"
+    elif is_defun(fn):
+        kind = "Defun"
+    else:
+        kind = "built-in"
+    names = set()
+    for op in _traced_ops(target, values):
+        names.add(_gradient_name(op))
+        if kind == "built-in" and _gradient_name(op).startswith("CustomGradient"):
+            kind = "custom_gradient"
+        elif kind == "built-in" and _registered_outside_tensorflow(_gradient_name(op)):
+            kind = "registered gradient"
+    if is_defun(fn):
+        names.add(fn.name)
+    return kind, sorted(names)
+
+
+def _traced_ops(target, values):
+    tf = _tf.tf()
+    specs = [tf.TensorSpec(np.shape(v), tf.as_dtype(np.asarray(v).dtype)) for v in values]
+    try:
+        graph = tf.function(lambda *xs: target(list(xs)), autograph=False) \
+            .get_concrete_function(*specs).graph
+    except Exception:  # noqa: BLE001  (a function that cannot be traced uses no graph ops)
+        return []
+    return graph.get_operations()
+
+
+def _gradient_name(op):
+    try:
+        return op.get_attr("_gradient_op_type").decode()
+    except ValueError:
+        return op.type
+
+
+def _registered_outside_tensorflow(name):
+    from tensorflow.python.framework import ops
+
+    try:
+        function = ops.gradient_registry.lookup(name)
+    except LookupError:
+        return False
+    module = getattr(function, "__module__", "") or ""
+    return function is not None and not module.startswith(("tensorflow", "keras", "tf_keras"))

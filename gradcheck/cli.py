@@ -1,0 +1,136 @@
+"""python -m gradcheck check MODULE:FUNCTION --shape 3,4 --dtype float32,float64
+
+Exit status: 0 when every check passes, 1 when a gradient is wrong, 2 for a
+usage error (a bad module path, shape or dtype).
+"""
+import argparse
+import importlib
+import sys
+
+import numpy as np
+
+from gradcheck import config as configuration
+
+USAGE_ERROR = 2
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="python -m gradcheck",
+        description="Check that the gradients TensorFlow uses for a function match finite "
+                    "differences, in every execution mode.",
+        epilog="example: python -m gradcheck check mypackage.ops:my_op --shape 3,4 "
+               "--dtype float32,float64   (see: python -m gradcheck check --help)")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    check = commands.add_parser(
+        "check", help="check MODULE:FUNCTION on random inputs",
+        description="Check FUNCTION from MODULE on random inputs: one --shape per argument, "
+                    "once for each dtype.")
+    check.add_argument("target", metavar="MODULE:FUNCTION",
+                       help="the function to check, e.g. mypackage.ops:my_op")
+    check.add_argument("--shape", action="append", type=parse_shape, required=True,
+                       metavar="D1,D2,...",
+                       help="shape of one argument (repeat for each argument; '' for a scalar)")
+    check.add_argument("--dtype", type=configuration.parse_list, default=("float64",),
+                       metavar="DTYPES", help="comma-separated dtypes, each checked in turn "
+                                              "(default: float64)")
+    check.add_argument("--modes", type=configuration.parse_list, default=None,
+                       help="eager, function, graph, xla, comma-separated (default: all)")
+    check.add_argument("--devices", type=configuration.parse_list, default=None,
+                       help="cpu, gpu, all or device names, comma-separated (default: cpu)")
+    check.add_argument("--order", type=int, choices=(1, 2), default=1,
+                       help="2 also checks the gradient of the gradient")
+    check.add_argument("--seed", type=int, default=0, help="seeds the inputs and cotangents")
+    check.add_argument("--strict", action="store_true",
+                       help="a mode that cannot run here fails the check")
+    return parser
+
+
+def parse_shape(text):
+    if text.strip() in ("", "()", "scalar"):
+        return ()
+    try:
+        shape = tuple(int(part) for part in text.replace("x", ",").split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"a shape is comma-separated non-negative integers such as 3,4, got {text!r}") from None
+    if any(d < 0 for d in shape):
+        raise argparse.ArgumentTypeError(f"a shape cannot have negative sides, got {text!r}")
+    return shape
+
+
+def load_function(target):
+    module_name, _, function_name = target.partition(":")
+    if not module_name or not function_name:
+        raise LookupError(f"expected MODULE:FUNCTION, got {target!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise LookupError(f"cannot import module {module_name!r}: {error}") from None
+    function = module
+    for part in function_name.split("."):
+        if not hasattr(function, part):
+            raise LookupError(f"module {module_name!r} has no attribute {function_name!r}")
+        function = getattr(function, part)
+    if not callable(function):
+        raise LookupError(f"{target} is not callable")
+    return function
+
+
+def random_inputs(shapes, dtype, seed):
+    from gradcheck import _tf
+
+    rng = np.random.default_rng(seed)
+    numpy_dtype = _tf.numpy_dtype(dtype)
+    values = []
+    for shape in shapes:
+        value = rng.uniform(-1.0, 1.0, size=shape)
+        if dtype.startswith("complex"):
+            value = value + 1j * rng.uniform(-1.0, 1.0, size=shape)
+        values.append(np.asarray(value).astype(numpy_dtype))
+    return values
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command != "check":
+        parser.print_help()
+        return USAGE_ERROR
+    try:
+        function = load_function(args.target)
+        _validate_dtypes(args.dtype)
+    except LookupError as error:
+        print(f"gradcheck: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    return _run(function, args)
+
+
+def _validate_dtypes(dtypes):
+    from gradcheck.compare import TOLERANCES
+
+    unknown = [d for d in dtypes if d not in TOLERANCES]
+    if unknown:
+        raise LookupError(f"unknown dtype(s) {', '.join(unknown)}; choose from {', '.join(TOLERANCES)}")
+
+
+def _run(function, args):
+    from gradcheck.check import check_gradients
+    from gradcheck.errors import CheckSetupError
+
+    all_ok = True
+    for step, dtype in enumerate(args.dtype, start=1):
+        print(f"[{step}/{len(args.dtype)}] checking {args.target} in {dtype} ...",
+              file=sys.stderr, flush=True)
+        try:
+            report = check_gradients(
+                function, random_inputs(args.shape, dtype, args.seed), modes=args.modes,
+                devices=args.devices, order=args.order, seed=args.seed, strict=args.strict,
+                raise_on_failure=False)
+        except (CheckSetupError, ValueError, TypeError) as error:
+            print(f"gradcheck: error: {error}", file=sys.stderr)
+            return USAGE_ERROR
+        print(report.failure_message() if not report.ok else str(report))
+        print()
+        all_ok = all_ok and report.ok
+    return 0 if all_ok else 1

@@ -1,0 +1,44 @@
+"""The gradient coverage gate: gradients a package defines that no check exercised."""
+import importlib
+import pkgutil
+
+
+def defined_gradients(package_name):
+    """{name: where} for every gradient `package_name` registered with
+    tf.RegisterGradient, and every Defun with an overridden gradient it defines."""
+    modules = _import_all(package_name)
+    from tensorflow.python.framework import function, ops
+
+    found = {}
+    for name in ops.gradient_registry.list():
+        gradient = ops.gradient_registry.lookup(name)
+        module = getattr(gradient, "__module__", "") or ""
+        if gradient is not None and _inside(module, package_name):
+            found[name] = f"gradient registered by {module}.{gradient.__name__}"
+    for module in modules:
+        for attribute, value in vars(module).items():
+            if isinstance(value, function._DefinedFunction) and (
+                    value.grad_func_name or value.python_grad_func):
+                found[value.name] = f"Defun {module.__name__}.{attribute} with its own gradient"
+    return found
+
+
+def uncovered(package_name, gradients_used):
+    used = set(gradients_used)
+    return {name: where for name, where in defined_gradients(package_name).items()
+            if name not in used}
+
+
+def _inside(module, package_name):
+    return module == package_name or module.startswith(package_name + ".")
+
+
+def _import_all(package_name):
+    try:
+        package = importlib.import_module(package_name)
+    except ImportError as error:
+        raise ImportError(f"--gradcheck-require-coverage: cannot import {package_name!r}: {error}") from None
+    modules = [package]
+    for info in pkgutil.walk_packages(getattr(package, "__path__", []), package_name + "."):
+        modules.append(importlib.import_module(info.name))
+    return modules

@@ -1,0 +1,67 @@
+"""python -m gradcheck check MODULE:FUNCTION, run as a user runs it."""
+import subprocess
+import sys
+
+import pytest
+
+FUNCTIONS = """
+import tensorflow as tf
+
+def product(x, y):
+    return tf.sin(x) * y
+
+@tf.custom_gradient
+def wrong(x):
+    return x * x, lambda dy: dy * x
+"""
+
+
+@pytest.fixture
+def module_dir(tmp_path):
+    (tmp_path / "userops.py").write_text(FUNCTIONS)
+    return tmp_path
+
+
+def gradcheck_cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "gradcheck", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300,
+                          env={"PYTHONPATH": str(cwd), "TF_CPP_MIN_LOG_LEVEL": "2",
+                               "PATH": "/usr/bin:/bin"})
+
+
+def test_a_right_gradient_exits_0_with_the_report(module_dir):
+    result = gradcheck_cli("check", "userops:product", "--shape", "3,4", "--shape", "4",
+                           "--dtype", "float32,float64", "--modes", "eager,graph", cwd=module_dir)
+    assert result.returncode == 0, result.stderr
+    assert "gradcheck of 'product' (x: float32 (3, 4), y: float32 (4,)): OK" in result.stdout
+    assert "gradcheck of 'product' (x: float64 (3, 4), y: float64 (4,)): OK" in result.stdout
+    assert "[2/2] checking userops:product in float64" in result.stderr
+
+
+def test_a_wrong_gradient_exits_1_with_the_finding_first(module_dir):
+    result = gradcheck_cli("check", "userops:wrong", "--shape", "3", "--modes", "eager",
+                           cwd=module_dir)
+    assert result.returncode == 1
+    assert result.stdout.startswith("The gradient of output with respect to x is wrong")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["check", "nosuchmodule:f", "--shape", "3"], "cannot import module 'nosuchmodule'"),
+    (["check", "userops:nothing", "--shape", "3"], "has no attribute 'nothing'"),
+    (["check", "userops", "--shape", "3"], "expected MODULE:FUNCTION"),
+    (["check", "userops:product", "--shape", "3,a"], "a shape is comma-separated non-negative"),
+    (["check", "userops:product", "--shape", "3", "--dtype", "float8"], "unknown dtype(s) float8"),
+    (["check", "userops:product", "--shape", "3", "--shape", "2,2"], "the function raised"),
+])
+def test_usage_errors_exit_2_with_a_clear_message(module_dir, args, message):
+    result = gradcheck_cli(*args, cwd=module_dir)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+def test_help_explains_every_option(module_dir):
+    result = gradcheck_cli("check", "--help", cwd=module_dir)
+    assert result.returncode == 0
+    for option in ("--shape", "--dtype", "--modes", "--devices", "--order", "--seed", "--strict"):
+        assert option in result.stdout
+    assert "MODULE:FUNCTION" in gradcheck_cli("--help", cwd=module_dir).stdout

@@ -1,0 +1,228 @@
+"""The pytest plugin, run for real in a subprocess with pytester."""
+import json
+import re
+import sys
+
+import pytest
+
+HEADER = """
+import numpy as np
+import pytest
+import tensorflow as tf
+"""
+
+CHECKS = HEADER + """
+def test_sin(gradcheck):
+    gradcheck(tf.sin, [np.linspace(0.1, 1.0, 3)])
+
+@tf.custom_gradient
+def doubled_wrongly(x):
+    return 2.0 * x, lambda dy: 3.0 * dy
+
+def test_wrong(gradcheck):
+    gradcheck(doubled_wrongly, [np.ones(2)], modes=["eager"])
+"""
+
+
+def run(pytester, source, *args):
+    pytester.makepyfile(test_checks=source)
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+
+
+def test_summary_lists_every_check_worst_first(pytester):
+    result = run(pytester, CHECKS)
+    result.assert_outcomes(passed=1, failed=1)
+    lines = result.stdout.lines
+    start = next(i for i, line in enumerate(lines) if re.fullmatch(r"=+ gradcheck =+", line))
+    header, first = lines[start + 1], lines[start + 2]
+    assert header.split() == ["test", "function", "source", "device", "mode", "dtype", "shape",
+                              "err/tol", "verdict", "n"]
+    assert "test_wrong" in first and "custom_gradient" in first and "FAIL" in first
+    assert sum("test_sin" in line and " ok " in line for line in lines) == 4  # four modes
+
+
+def test_json_report_has_rows_and_environment(pytester):
+    result = run(pytester, CHECKS, "--gradcheck-json=out/report.json")
+    result.assert_outcomes(passed=1, failed=1)
+    document = json.loads((pytester.path / "out" / "report.json").read_text())
+    assert document["environment"]["tensorflow"].startswith("2.")
+    assert document["environment"]["devices"] == ["/device:CPU:0"]
+    verdicts = {(r["test"].split("::")[-1], r["mode"], r["verdict"]) for r in document["rows"]}
+    assert ("test_wrong", "eager", "FAIL") in verdicts
+    assert {("test_sin", m, "ok") for m in ("eager", "function", "graph", "xla")} <= verdicts
+    assert "Sin" in document["gradients_used"]
+
+
+def test_junit_xml_carries_a_property_per_check(pytester):
+    run(pytester, CHECKS, "--junitxml=junit.xml")
+    xml = (pytester.path / "junit.xml").read_text()
+    assert 'property name="gradcheck" value="sin: ok' in xml
+    assert 'property name="gradcheck" value="doubled_wrongly: FAILED' in xml
+
+
+def test_options_and_their_ini_twins(pytester):
+    source = HEADER + """
+def test_modes(gradcheck):
+    report = gradcheck(tf.sin, [np.ones(2)])
+    assert {m.mode for m in report.modes} == {"eager", "graph"}
+"""
+    assert run(pytester, source, "--gradcheck-modes=eager,graph").ret == 0
+    pytester.makeini("[pytest]\ngradcheck_modes = eager, graph\n")
+    assert run(pytester, source).ret == 0
+
+
+def test_marker_overrides_the_command_line_and_strict_markers_are_clean(pytester):
+    source = HEADER + """
+@pytest.mark.gradcheck(modes=["function"], tolerance_scale=1e9)
+def test_marked(gradcheck):
+    @tf.custom_gradient
+    def slightly_off(x):
+        return x * x, lambda dy: 2.0 * x * dy * 1.01
+    report = gradcheck(slightly_off, [np.ones(2)])
+    assert {m.mode for m in report.modes} == {"function"}
+
+@pytest.mark.gradcheck(moods=["eager"])
+def test_typo(gradcheck):
+    gradcheck(tf.sin, [np.ones(2)])
+"""
+    result = run(pytester, source, "--strict-markers", "--gradcheck-modes=eager")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*unknown gradcheck option(s) moods*"])
+
+
+def test_tolerance_scale_and_strict(pytester):
+    source = HEADER + """
+def test_cube_like(gradcheck):
+    gradcheck(tf.sin, [np.ones(2)], modes=["eager"])
+"""
+    assert run(pytester, source, "--gradcheck-tolerance-scale=2").ret == 0
+    bad = run(pytester, source, "--gradcheck-tolerance-scale=-1")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*tolerance scale must be positive*"])
+
+
+def test_strict_turns_an_unsupported_mode_into_a_failure(pytester):
+    source = HEADER + """
+def branches(x):
+    if x.numpy().sum() > 0:
+        return x * 2.0
+    return -x
+
+def test_eager_only(gradcheck):
+    gradcheck(branches, [np.ones(2)])
+"""
+    run(pytester, source).assert_outcomes(passed=1)
+    strict = run(pytester, source, "--gradcheck-strict")
+    strict.assert_outcomes(failed=1)
+    strict.stdout.fnmatch_lines(["*strict: function mode on CPU:0 could not be checked*"])
+
+
+def test_gradcheck_fixture_works_inside_hypothesis_given(pytester):
+    source = HEADER + """
+from hypothesis import given, settings, strategies as st
+
+@settings(max_examples=5, deadline=None)
+@given(st.floats(0.5, 2.0))
+def test_exp(gradcheck, value):
+    gradcheck(tf.exp, [np.array([value])], modes=["function"])
+"""
+    result = run(pytester, source)
+    result.assert_outcomes(passed=1)
+    assert "function_scoped_fixture" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*test_exp*exp*function*ok*5"])
+
+
+def test_tf_device_is_parametrized_and_a_missing_gpu_skips_with_the_reason(pytester):
+    source = HEADER + """
+def test_on(gradcheck, tf_device):
+    gradcheck(tf.sin, [np.ones(2)], devices=[tf_device], modes=["eager"])
+"""
+    result = run(pytester, source, "--gradcheck-devices=cpu,gpu", "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*device 'gpu' is not available: TensorFlow sees*"])
+
+
+def test_two_logical_cpus_exercise_the_multi_device_path(pytester):
+    pytester.makeconftest("""
+import tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+""")
+    source = HEADER + """
+def test_both(gradcheck):
+    report = gradcheck(tf.sin, [np.ones(2)], modes=["eager"])
+    assert {p.device for p in report.pairs} == {"CPU:0", "CPU:1"}
+"""
+    run(pytester, source, "--gradcheck-devices=all").assert_outcomes(passed=1)
+
+
+def test_xdist_workers_checks_are_all_gathered(pytester):
+    pytest.importorskip("xdist")
+    source = HEADER + "".join(f"""
+def test_{i}(gradcheck):
+    gradcheck(tf.sin, [np.full(2, {i + 1}.0)], modes=["eager"])
+""" for i in range(4))
+    result = run(pytester, source, "-n", "2", "--gradcheck-json=report.json")
+    result.assert_outcomes(passed=4)
+    rows = json.loads((pytester.path / "report.json").read_text())["rows"]
+    assert {r["test"].split("::")[-1] for r in rows} == {f"test_{i}" for i in range(4)}
+    assert sum(line.startswith("test_checks.py::test_") for line in result.stdout.lines) == 4
+
+
+def test_a_failure_leaves_a_heatmap_in_the_artifacts_folder(pytester):
+    pytest.importorskip("matplotlib")
+    result = run(pytester, CHECKS, "--gradcheck-artifacts=artifacts")
+    result.assert_outcomes(passed=1, failed=1)
+    images = list((pytester.path / "artifacts").glob("*.png"))
+    assert len(images) == 1 and "test_wrong" in images[0].name
+    assert images[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+COVERED_PACKAGE = """
+import tensorflow as tf
+
+@tf.RegisterGradient("MyopsSquareGrad")
+def _square_grad(op, grad):
+    return grad * 2.0 * op.inputs[0]
+
+@tf.RegisterGradient("MyopsForgottenGrad")
+def _forgotten_grad(op, grad):
+    return grad
+"""
+
+COVERAGE_TESTS = HEADER + """
+import myops
+
+def test_square(gradcheck):
+    gradcheck(lambda x: tf.square(x), [np.ones(2)], override_map={"Square": "MyopsSquareGrad"})
+"""
+
+
+def test_coverage_gate_fails_the_run_on_a_gradient_nobody_checked(pytester):
+    pytester.makepyfile(myops=COVERED_PACKAGE)
+    pytester.syspathinsert()
+    result = run(pytester, COVERAGE_TESTS, "--gradcheck-require-coverage=myops")
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*1 gradient(s) defined by myops were never checked:*",
+                                 "*MyopsForgottenGrad: gradient registered by myops._forgotten_grad*"])
+    assert "MyopsSquareGrad:" not in result.stdout.str()
+
+
+def test_coverage_gate_passes_when_every_gradient_is_checked(pytester):
+    pytester.makepyfile(myops=COVERED_PACKAGE.split('@tf.RegisterGradient("MyopsForgottenGrad")')[0])
+    pytester.syspathinsert()
+    result = run(pytester, COVERAGE_TESTS, "--gradcheck-require-coverage=myops")
+    assert result.ret == 0
+
+
+def test_a_run_without_gradcheck_does_not_import_tensorflow(pytester):
+    pytester.makepyfile(test_plain="""
+import sys
+def test_nothing():
+    assert "tensorflow" not in sys.modules
+""")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert sys.modules  # the plugin was loaded: its options are known
+    assert "--gradcheck-json" in pytester.runpytest_subprocess("--help").stdout.str()
