@@ -226,3 +226,37 @@ def test_nothing():
     result.assert_outcomes(passed=1)
     assert sys.modules  # the plugin was loaded: its options are known
     assert "--gradcheck-json" in pytester.runpytest_subprocess("--help").stdout.str()
+
+
+DEFUN_PACKAGE = """
+import tensorflow as tf
+from tensorflow.python.framework import function
+
+@function.Defun(tf.float64, tf.float64)
+def _crazy(x, dy):
+    return x + dy
+
+@function.Defun(tf.float64, grad_func=_crazy)
+def doubled(x):
+    return x * 2
+
+@function.Defun(tf.float64, python_grad_func=lambda op, dy: dy)
+def tripled(x):
+    return x * 3
+"""
+
+
+def test_coverage_gate_counts_defuns_with_their_own_gradient(pytester):
+    pytester.makepyfile(defunops=DEFUN_PACKAGE)
+    pytester.syspathinsert()
+    source = HEADER + """
+import defunops
+
+def test_doubled(gradcheck):
+    gradcheck(defunops.doubled, [np.array(1.0)], reference=lambda x, dy: x + dy)
+"""
+    result = run(pytester, source, "--gradcheck-require-coverage=defunops")
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*1 gradient(s) defined by defunops were never checked:*",
+                                 "*Defun defunops.tripled with its own gradient*"])
