@@ -40,3 +40,7 @@ def cpu_devices():
 
 def pytest_configure(config):
     _split_cpu_in_two()
+    if not config.getoption("gradcheck_hypothesis_profile"):
+        from gradcheck.plugin import load_hypothesis_profile
+
+        load_hypothesis_profile("ci" if os.environ.get("CI") else "dev")

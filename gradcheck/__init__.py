@@ -16,6 +16,7 @@ _PUBLIC = {
     "assert_no_gradient": "gradcheck.no_gradient",
     "OpBuildError": "gradcheck.oplib",
     "build_op_library": "gradcheck.oplib",
+    "gradient_test": "gradcheck.property_tests",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -11,7 +11,7 @@ from gradcheck import modes as execution_modes
 from gradcheck.devices import CPU, resolve_devices, short_name
 from gradcheck.errors import CheckSetupError, GradientCheckError
 from gradcheck.inputs import captured_variables, normalise_inputs
-from gradcheck.outputs import FlatFunction, function_name, output_specs
+from gradcheck.outputs import flat_function, function_name, output_specs
 from gradcheck.report import DECLARED, FINITE_DIFFERENCES, GradientReport, ModeResult, PairResult
 
 METHODS = ("auto", "full")
@@ -69,7 +69,7 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
     settings = _Settings(resolve_devices(devices), _mode_names(fn, modes, report),
                          atol, rtol, eps, np.random.default_rng(seed))
     settings.forward_mode = bool(forward_mode)
-    first = FlatFunction(fn)
+    first = flat_function(fn)
     if variables:
         first = sources.VariableTarget(first, n_arguments, variables)
         report.notes.append("the function reads the variable(s) " + ", ".join(
@@ -177,16 +177,19 @@ def _check_order(order, target_for, check_inputs, wrt, settings, report, declare
     if order == 1:
         _note_integer_inputs(check_inputs, wrt, report)
 
-    wide, precision = forward.reference_inputs(target, check_inputs)
+    wide, precision, at_inputs = forward.reference_inputs(target, check_inputs)
     if order == 1:
         report.reference_precision = precision
     evaluate = numeric.batched_evaluator(target, wide, out_index, CPU)
-    expected, _ = numeric.numeric_jacobian(evaluate, wide, wrt, diff_specs, settings.eps)
+    reference = numeric.numeric_jacobian(evaluate, wide, wrt, diff_specs,
+                                         [at_inputs[k] for k in out_index], settings.eps)
+    expected = reference.blocks
+    _note_kinks(reference, check_inputs, wrt, report, order)
 
     scales = analytic.row_scales(sum(s.real_size for s in diff_specs), settings.rng)
     batch = _batch_size(check_inputs, diff_specs)
     context = _OrderContext(order, check_inputs, wrt, out_index, diff_specs, scales, batch,
-                            settings, report)
+                            settings, report, reference.kinks)
     intended = context.declared_jacobian(declared) if declared else None
     results = {}
     for device in settings.devices:
@@ -203,6 +206,23 @@ def _check_order(order, target_for, check_inputs, wrt, settings, report, declare
     return _Checked(specs, out_index)
 
 
+def _note_kinks(reference, check_inputs, wrt, report, order):
+    """Count the input elements whose finite differences sit on a kink."""
+    for i in wrt:
+        kinked = np.zeros(check_inputs[i].real_size, dtype=bool)
+        for (_, j), mask in reference.kinks.items():
+            if j == i and mask.size:
+                kinked |= mask.any(axis=0)
+        if order == 1:
+            report.kinked_elements += int(kinked.sum())
+            report.checked_elements += kinked.size
+        if kinked.any():
+            report.notes.append(
+                f"{int(kinked.sum())} of {kinked.size} real components of {check_inputs[i].name}"
+                f"{'' if order == 1 else f' (order {order})'} sit on a kink or step (the one-sided "
+                "differences disagree); their Jacobian entries were left out of the verdict.")
+
+
 def _note_integer_inputs(check_inputs, wrt, report):
     for i, x in enumerate(check_inputs):
         if i not in wrt:
@@ -214,10 +234,10 @@ class _OrderContext:
     """Everything one order of one check shares across its modes and devices."""
 
     def __init__(self, order, check_inputs, wrt, out_index, diff_specs, scales, batch,
-                 settings, report):
+                 settings, report, kinks):
         self.order, self.check_inputs, self.wrt, self.out_index = order, check_inputs, wrt, out_index
         self.diff_specs, self.scales, self.batch = diff_specs, scales, batch
-        self.settings, self.report = settings, report
+        self.settings, self.report, self.kinks = settings, report, kinks
 
     def jacobian(self, run):
         return analytic.analytic_jacobian(run, self.check_inputs, self.wrt, self.diff_specs,
@@ -287,7 +307,8 @@ class _OrderContext:
             return
         self._record(device_name, label, "checked")
         where = (device_name, label)
-        self.compare(blocks, expected, FINITE_DIFFERENCES, where, set(), decisive=intended is None)
+        self.compare(blocks, expected, FINITE_DIFFERENCES, where, set(), decisive=intended is None,
+                     kinks=self.kinks)
         if intended is not None:
             self.compare(blocks, intended, DECLARED, where, set())
         self.compare(blocks, reverse, f"{mode} reverse mode", where, set())
@@ -299,7 +320,7 @@ class _OrderContext:
 
     def _note_gradient_structure(self, run, device_name, mode):
         where = f"{mode} mode on {device_name}"
-        if run.row_by_row:
+        if run.vectorization_failed:
             self.report.notes.append(f"{where}: tf.vectorized_map could not batch the gradient, "
                                      "so it was computed one Jacobian row at a time.")
         for position in sorted(run.none_inputs):
@@ -318,7 +339,7 @@ class _OrderContext:
         for (device_name, mode), (blocks, result, none_inputs) in results.items():
             where = (device_name, mode)
             fd_pairs = self.compare(blocks, expected, FINITE_DIFFERENCES, where, none_inputs,
-                                    decisive=intended is None)
+                                    decisive=intended is None, kinks=self.kinks)
             declared_pairs = (self.compare(blocks, intended, DECLARED, where, none_inputs)
                               if intended is not None else None)
             result.obtained = _obtained(fd_pairs, declared_pairs, none_inputs, len(self.wrt))
@@ -340,23 +361,28 @@ class _OrderContext:
             if key != base:
                 self.compare(results[key][0], results[base][0], label, key, results[key][2])
 
-    def compare(self, actual, expected, against, where, none_inputs, decisive=True):
+    def compare(self, actual, expected, against, where, none_inputs, decisive=True, kinks=None):
         device_name, mode = where
         pairs = []
         for position, i in enumerate(self.wrt):
             x = self.check_inputs[i]
             atol, rtol = compare.tolerance_for(x.dtype, self.settings.atol, self.settings.rtol)
             for k, spec in enumerate(self.diff_specs):
-                result = compare.compare_block(actual[(k, i)], expected[(k, i)], atol, rtol)
-                row, col = result.worst if result.worst else (0, 0)
+                result = compare.compare_block(actual[(k, i)], expected[(k, i)], atol, rtol,
+                                               None if kinks is None else kinks[(k, i)])
+                worst_output = worst_input = "(no entries)"
+                if result.worst:
+                    row, col = result.worst
+                    worst_output = layout.component_label(spec.name, spec.shape, spec.is_complex, row)
+                    worst_input = layout.component_label(x.name, x.shape, x.is_complex, col)
                 pairs.append(PairResult(
                     device=device_name, mode=mode, order=self.order, output=spec.name,
                     input=x.name, against=against, dtype=x.dtype, output_shape=spec.shape,
                     input_shape=x.shape, atol=atol, rtol=rtol, n_total=result.n_total,
                     n_failed=result.n_failed, n_unreliable=result.n_unreliable,
+                    n_kinks=result.n_kinks,
                     max_abs_error=result.max_abs_error, max_rel_error=result.max_rel_error,
-                    worst_output=layout.component_label(spec.name, spec.shape, spec.is_complex, row),
-                    worst_input=layout.component_label(x.name, x.shape, x.is_complex, col),
+                    worst_output=worst_output, worst_input=worst_input,
                     worst_actual=result.worst_actual, worst_expected=result.worst_expected,
                     gradient_is_none=position in none_inputs, decisive=decisive,
                     arrays=None if result.ok else (actual[(k, i)], expected[(k, i)]),

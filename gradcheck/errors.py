@@ -4,9 +4,13 @@
 class GradientCheckError(AssertionError):
     """A gradient disagrees with its reference; `.report` holds the details."""
 
-    def __init__(self, report):
+    def __init__(self, report, reproduction=""):
         self.report = report
-        super().__init__(report.failure_message())
+        message = report.failure_message()
+        if reproduction:
+            first, _, rest = message.partition("\n")
+            message = f"{first}\n{reproduction}\n{rest}"
+        super().__init__(message)
 
 
 class CheckSetupError(ValueError):

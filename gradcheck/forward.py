@@ -19,8 +19,7 @@ def probe(target, values):
     errors = []
     for runs_as_function in (True, False):
         try:
-            call = (tf.function(lambda *xs: target(list(xs)), autograph=False) if runs_as_function
-                    else (lambda *xs: target(list(xs))))
+            call = traced(target) if runs_as_function else (lambda *xs: target(list(xs)))
             with tf.device(CPU):
                 return [np.asarray(y.numpy()) for y in call(*[tf.constant(v) for v in values])]
         except CheckSetupError:
@@ -28,6 +27,15 @@ def probe(target, values):
         except Exception as error:  # noqa: BLE001  (reported to the user with the reason)
             errors.append(("tf.function" if runs_as_function else "eagerly") + ": " + reason(error))
     raise CheckSetupError("the function raised when called on the inputs, " + "; ".join(errors))
+
+
+def traced(target):
+    """The target as one tf.function, cached on the target."""
+    from gradcheck.modes import compiled
+
+    tf = _tf.tf()
+    return compiled(target, "probe",
+                    lambda: tf.function(lambda *xs: target(list(xs)), autograph=False))
 
 
 def require_finite(values, specs, out_index):
@@ -67,7 +75,8 @@ def require_jacobian_fits(check_inputs, wrt, diff_specs):
 
 
 def reference_inputs(target, check_inputs):
-    """Input values for the finite differences: float64 if the function takes them."""
+    """(input values for the finite differences, their precision, the outputs
+    there): float64 if the function takes them."""
     wide = [x.value.astype(_tf.numpy_dtype(_WIDE[x.dtype])) if x.differentiable else x.value
             for x in check_inputs]
     try:
@@ -77,11 +86,12 @@ def reference_inputs(target, check_inputs):
     floating = [o for o in outputs or [] if o.dtype.kind in "fc"]
     if outputs is not None and all(o.dtype in (np.float64, np.complex128) for o in floating) \
             and all(np.isfinite(o.astype(np.complex128)).all() for o in floating):
-        return wide, "float64"
+        return wide, "float64", outputs
     dtypes = sorted({x.dtype for x in check_inputs if x.differentiable})
-    return [x.value for x in check_inputs], (
+    native = [x.value for x in check_inputs]
+    return native, (
         f"{'/'.join(dtypes)} (the function does not take float64 inputs; "
-        "Richardson extrapolation in the input precision)")
+        "Richardson extrapolation in the input precision)"), probe(target, native)
 
 
 def reason(error):

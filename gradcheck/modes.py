@@ -80,22 +80,32 @@ def _dense_or_zeros(gradient, like):
 
 
 class GradientSlots:
-    """Densifies gradients inside the vectorised loop and remembers which were None."""
+    """Densifies gradients inside traced code and remembers which were None."""
 
-    def __init__(self, wrt_tensors):
-        self.wrt_tensors = wrt_tensors
+    def __init__(self):
         self.none_inputs = set()
 
-    def dense(self, grads):
+    def dense(self, grads, like):
         tf = _tf.tf()
         out = []
-        for position, (g, x) in enumerate(zip(grads, self.wrt_tensors)):
+        for position, (g, x) in enumerate(zip(grads, like)):
             if g is None:
                 self.none_inputs.add(position)
                 out.append(tf.zeros_like(x))
             else:
                 out.append(tf.convert_to_tensor(g))
         return out
+
+
+def compiled(target, key, build):
+    """`build()`, cached on the target so that checks of the same function with
+    inputs of the same signature reuse their traces (Hypothesis runs hundreds)."""
+    cache = getattr(target, "compiled", None)
+    if cache is None:
+        return build()
+    if key not in cache:
+        cache[key] = build()
+    return cache[key]
 
 
 def runner(mode, target, inputs, wrt, out_index, device, batch_size):
@@ -114,13 +124,14 @@ class Runner:
     convert the gradient, else one row at a time (Defun calls, some custom ops)."""
 
     row_by_row = False
+    vectorization_failed = False
 
     def vjp(self, cotangents):
         if not self.row_by_row:
             try:
                 return self._vectorized_vjp(cotangents)
             except Exception:  # noqa: BLE001  (retried row by row, which raises the real error)
-                self.row_by_row = True
+                self.row_by_row = self.vectorization_failed = True
         rows = [self._row_vjp([c[b] for c in cotangents]) for b in range(len(cotangents[0]))]
         return [np.stack(column) for column in zip(*rows)]
 
@@ -133,8 +144,11 @@ class Runner:
 
 
 class EagerRunner(Runner):
-    """Forward pass run eagerly under a persistent tape; the tape is then
-    differentiated for a batch of cotangents at once."""
+    """Forward pass run eagerly under a persistent tape. The tape is then
+    differentiated eagerly, one row at a time, for Jacobians of up to
+    EAGER_ROW_LIMIT rows (no tracing at all); larger ones are vectorised."""
+
+    EAGER_ROW_LIMIT = 256
 
     def __init__(self, mode, target, inputs, wrt, out_index, device, batch_size):
         tf = _tf.tf()
@@ -148,14 +162,16 @@ class EagerRunner(Runner):
                 self.outputs = target(self.tensors)
         self.selected = [self.outputs[k] for k in out_index]
         self.sources = gradient_sources(target, self.tensors, wrt)
-        self.slots = GradientSlots(self.sources)
+        self.slots = GradientSlots()
+        rows = sum(int(np.prod(y.shape)) * (2 if y.dtype.is_complex else 1) for y in self.selected)
+        self.row_by_row = rows <= self.EAGER_ROW_LIMIT
 
     def forward(self):
         return [np.asarray(y.numpy()) for y in self.outputs]
 
     def _gradient(self, row_cotangents):
         grads = self.tape.gradient(self.selected, self.sources, output_gradients=list(row_cotangents))
-        return self.slots.dense(grads)
+        return self.slots.dense(grads, self.sources)
 
     def _vectorized_vjp(self, cotangents):
         tf = _tf.tf()
@@ -172,46 +188,17 @@ class EagerRunner(Runner):
 
 
 class FunctionRunner(Runner):
-    """tf.function (with jit_compile for the xla mode): forward and batched VJPs
-    are each traced once, for fixed shapes."""
+    """tf.function (with jit_compile for the xla mode): forward and batched VJPs,
+    traced once per input signature and reused across checks of the function."""
 
     def __init__(self, mode, target, inputs, wrt, out_index, device, batch_size):
         tf = _tf.tf()
         self.device = device
-        jit = mode == "xla"
         with tf.device(device):
             self.tensors = [tf.constant(value) for value in inputs]
-        self.slots = GradientSlots([self.tensors[i] for i in wrt])
-
-        # The device scope is entered inside the traced bodies too, so that every
-        # op in the graph carries the placement, not only the call.
-        def forward(*tensors):
-            with tf.device(device):
-                return target(list(tensors))
-
-        def gradient_of_rows(tensors, cotangents, vectorized):
-            tensors = list(tensors)
-            with tf.device(device):
-                with tf.GradientTape(persistent=True) as tape:
-                    for i in wrt:
-                        tape.watch(tensors[i])
-                    outputs = target(tensors)
-                selected = [outputs[k] for k in out_index]
-                sources = gradient_sources(target, tensors, wrt)
-
-                def one_row(row_cotangents):
-                    grads = tape.gradient(selected, sources, output_gradients=list(row_cotangents))
-                    return self.slots.dense(grads)
-
-                if not vectorized:
-                    return one_row(cotangents)
-                return tf.vectorized_map(one_row, list(cotangents), fallback_to_while_loop=True)
-
-        self._forward = tf.function(forward, jit_compile=jit, autograph=False)
-        self._vjp = tf.function(lambda xs, cts: gradient_of_rows(xs, cts, True),
-                                jit_compile=jit, autograph=False)
-        self._vjp_row = tf.function(lambda xs, cts: gradient_of_rows(xs, cts, False),
-                                    jit_compile=jit, autograph=False)
+        key = ("function runner", mode, device, tuple(wrt), tuple(out_index))
+        self.slots, self._forward, self._vjp, self._vjp_row = compiled(
+            target, key, lambda: _function_runner_parts(mode, target, wrt, out_index, device))
 
     def forward(self):
         tf = _tf.tf()
@@ -231,6 +218,43 @@ class FunctionRunner(Runner):
         return self._call(self._vjp_row, row_cotangents)
 
 
+def _function_runner_parts(mode, target, wrt, out_index, device):
+    tf = _tf.tf()
+    jit = mode == "xla"
+    slots = GradientSlots()
+
+    # The device scope is entered inside the traced bodies too, so that every
+    # op in the graph carries the placement, not only the call.
+    def forward(*tensors):
+        with tf.device(device):
+            return target(list(tensors))
+
+    def gradient_of_rows(tensors, cotangents, vectorized):
+        tensors = list(tensors)
+        with tf.device(device):
+            with tf.GradientTape(persistent=True) as tape:
+                for i in wrt:
+                    tape.watch(tensors[i])
+                outputs = target(tensors)
+            selected = [outputs[k] for k in out_index]
+            sources = gradient_sources(target, tensors, wrt)
+
+            def one_row(row_cotangents):
+                grads = tape.gradient(selected, sources, output_gradients=list(row_cotangents))
+                return slots.dense(grads, sources)
+
+            if not vectorized:
+                return one_row(cotangents)
+            return tf.vectorized_map(one_row, list(cotangents), fallback_to_while_loop=True)
+
+    return (slots,
+            tf.function(forward, jit_compile=jit, autograph=False),
+            tf.function(lambda xs, cts: gradient_of_rows(xs, cts, True), jit_compile=jit,
+                        autograph=False),
+            tf.function(lambda xs, cts: gradient_of_rows(xs, cts, False), jit_compile=jit,
+                        autograph=False))
+
+
 class GraphRunner(Runner):
     """A tf.compat.v1 Graph: placeholders and the forward pass at once; on the
     first VJP, tf.gradients for a placeholder batch of cotangents. Run in a Session."""
@@ -248,14 +272,14 @@ class GraphRunner(Runner):
         self.session = tf.compat.v1.Session(graph=self.graph)
         self.selected = [self.outputs[k] for k in out_index]
         self.sources = [self.placeholders[i] for i in wrt]
-        self.slots = GradientSlots(self.sources)
+        self.slots = GradientSlots()
         self.integer_inputs_with_gradient = []
         self._built = {}
 
     def _gradients(self, row_cotangents):
         tf = _tf.tf()
         grads = tf.gradients(self.selected, self.sources, grad_ys=list(row_cotangents))
-        return self.slots.dense(grads)
+        return self.slots.dense(grads, self.sources)
 
     def _build(self, vectorized):
         """Cotangent placeholders and the gradient ops, batched or for one row."""

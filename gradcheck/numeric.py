@@ -30,9 +30,7 @@ class NumericJacobian:
 
 
 def base_step(dtype):
-    import ml_dtypes  # installed with TensorFlow; its finfo knows bfloat16 too
-
-    return float(ml_dtypes.finfo(layout.real_numpy_dtype(dtype)).eps) ** 0.2
+    return float(ml_dtypes_finfo(dtype).eps) ** 0.2
 
 
 def step_scales(x_real, dtype, eps=None):
@@ -47,15 +45,28 @@ def step_scales(x_real, dtype, eps=None):
     ])
 
 
-def numeric_jacobian(evaluate, inputs, wrt, outputs, eps=None, budget_bytes=64 << 20):
+@dataclasses.dataclass
+class Reference:
+    """blocks[(k, i)]: d(output k) / d(input i) by finite differences, in real
+    components; kinks[(k, i)]: entries where the one-sided differences disagree
+    (a kink or a step: finite differences mean nothing there)."""
+
+    blocks: dict
+    errors: dict
+    kinks: dict
+
+
+def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_bytes=64 << 20):
     """The reference Jacobian of every differentiable output w.r.t. inputs `wrt`.
 
     `evaluate(i, batch)` runs the function on a batch of values of input i
     (the other inputs fixed) and returns the differentiable outputs, each with
     a leading batch axis. `inputs` are the numpy values in reference precision;
-    `outputs` the OutputSpecs of the differentiable outputs.
+    `outputs` the OutputSpecs of the differentiable outputs; `base` their
+    values at the inputs.
     """
-    blocks, errors = {}, {}
+    f0 = np.concatenate([layout.real_view(b).astype(np.float64) for b in base]) if base else np.zeros(0)
+    blocks, errors, kinks = {}, {}, {}
     out_size = sum(spec.real_size for spec in outputs)
     for i in wrt:
         x = inputs[i]
@@ -65,22 +76,26 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, eps=None, budget_bytes=64 <
         chunk = max(1, budget_bytes // max(per_column, 1))
         values = np.zeros((out_size, x_real.size))
         estimates = np.zeros((out_size, x_real.size))
+        kinked = np.zeros((out_size, x_real.size), dtype=bool)
         for start in range(0, x_real.size, chunk):
             columns = np.arange(start, min(start + chunk, x_real.size))
-            value, estimate = _columns(evaluate, i, x, x_real, steps, columns, outputs)
+            value, estimate, kink = _columns(evaluate, i, x, x_real, steps, columns, f0)
             values[:, columns] = value
             estimates[:, columns] = estimate
+            kinked[:, columns] = kink
         row = 0
         for k, spec in enumerate(outputs):
             rows = slice(row, row + spec.real_size)
             blocks[(k, i)] = values[rows]
             errors[(k, i)] = estimates[rows]
+            kinks[(k, i)] = kinked[rows]
             row += spec.real_size
-    return blocks, errors
+    return Reference(blocks, errors, kinks)
 
 
-def _columns(evaluate, i, x, x_real, steps, columns, outputs):
-    """Richardson-extrapolated derivatives for some real components of input i."""
+def _columns(evaluate, i, x, x_real, steps, columns, f0):
+    """Richardson-extrapolated derivatives for some real components of input i,
+    their error estimates, and where they sit on a kink."""
     n_scales, n_offsets, n_cols = steps.shape[0], len(_OFFSETS), len(columns)
     shifts = steps[:, None, columns] * _OFFSETS[None, :, None]  # (scales, offsets, cols)
     batch_real = np.broadcast_to(x_real, (n_scales, n_offsets, n_cols, x_real.size)).copy()
@@ -104,7 +119,29 @@ def _columns(evaluate, i, x, x_real, steps, columns, outputs):
     value = np.take_along_axis(extrapolated, best[None], axis=0)[0]
     error = np.take_along_axis(estimate, best[None], axis=0)[0]
     value = np.where(np.isfinite(error), value, np.nan)
-    return value.T, error.T
+    kink = np.take_along_axis(_kinks(y, taken, f0, x.dtype), best[None], axis=0)[0]
+    return value.T, error.T, kink.T
+
+
+def _kinks(y, taken, f0, dtype):
+    """(scales, cols, out): where forward and backward differences disagree by a
+    jump that does not shrink with the step, as it would if it were curvature."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        def jump(plus, minus):
+            forward = (y[:, plus] - f0) / taken[:, plus][..., None]
+            backward = (f0 - y[:, minus]) / -taken[:, minus][..., None]
+            return forward - backward, np.maximum(np.abs(forward), np.abs(backward))
+
+        jump_full, _ = jump(0, 1)
+        jump_half, slope = jump(2, 3)
+        noise = np.sqrt(float(ml_dtypes_finfo(dtype).eps)) * np.maximum(slope, 1.0)
+        return (np.abs(jump_half) > noise) & (np.abs(jump_full) < 1.5 * np.abs(jump_half))
+
+
+def ml_dtypes_finfo(dtype):
+    import ml_dtypes  # installed with TensorFlow; its finfo knows bfloat16 too
+
+    return ml_dtypes.finfo(layout.real_numpy_dtype(dtype))
 
 
 def batched_evaluator(target, inputs, out_index, device):
@@ -152,14 +189,29 @@ class _Strategy:
 
 
 class _Vectorised(_Strategy):
+    """All perturbations of input i in one call; the other inputs are arguments
+    too, so the trace is cached on the target and reused by later checks."""
+
     def __call__(self, i, batch):
-        if i not in self.functions:
-            tf = _tf.tf()
-            self.functions[i] = tf.function(
-                lambda b: tf.vectorized_map(lambda xi: self.outputs_at(i, xi), b,
-                                            fallback_to_while_loop=True),
+        from gradcheck.modes import compiled
+
+        tf = _tf.tf()
+        target, out_index = self.target, self.out_index
+
+        def build():
+            def one(xi, others):
+                tensors = list(others)
+                tensors[i] = xi
+                outputs = target(tensors)
+                return [outputs[k] for k in out_index]
+
+            return tf.function(
+                lambda b, others: tf.vectorized_map(lambda xi: one(xi, others), b,
+                                                    fallback_to_while_loop=True),
                 autograph=False)
-        return [np.asarray(r.numpy()) for r in self.functions[i](batch)]
+
+        function = compiled(target, ("finite differences", i, tuple(out_index)), build)
+        return [np.asarray(r.numpy()) for r in function(batch, self.fixed)]
 
 
 class _Traced(_Strategy):

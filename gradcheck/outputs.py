@@ -1,4 +1,5 @@
 """Calling the function under test and reading what it returns."""
+import collections
 import dataclasses
 
 import numpy as np
@@ -38,6 +39,7 @@ class FlatFunction:
     def __init__(self, fn):
         self.fn = fn
         self.output_names = None
+        self.compiled = {}  # traced tf.functions, reused by later checks of fn
 
     def __call__(self, tensors):
         result = self.fn(*tensors)
@@ -56,6 +58,24 @@ class FlatFunction:
         tensors_out = [_as_tensor(name, leaf, self.fn) for name, (_, leaf) in zip(names, leaves)]
         self.output_names = names
         return tensors_out
+
+
+_FLAT_FUNCTIONS = collections.OrderedDict()  # id(fn) -> (fn, FlatFunction)
+_REMEMBERED = 32
+
+
+def flat_function(fn):
+    """The FlatFunction of `fn`, the same object for the same function, so that
+    its traces are reused (a Hypothesis test checks one function many times)."""
+    entry = _FLAT_FUNCTIONS.get(id(fn))
+    if entry is not None and entry[0] is fn:
+        _FLAT_FUNCTIONS.move_to_end(id(fn))
+        return entry[1]
+    flat = FlatFunction(fn)
+    _FLAT_FUNCTIONS[id(fn)] = (fn, flat)
+    while len(_FLAT_FUNCTIONS) > _REMEMBERED:
+        _FLAT_FUNCTIONS.popitem(last=False)
+    return flat
 
 
 def _as_tensor(name, leaf, fn):

@@ -25,6 +25,8 @@ _OPTIONS = [
      configuration.parse_bool),
     ("require-coverage", "fail the run if PACKAGE registers a gradient that no check exercised",
      str),
+    ("hypothesis-profile", "load gradcheck's Hypothesis settings profile: ci (derandomised, "
+     "50 examples, no deadline) or dev (20 examples, no deadline)", str),
 ]
 
 
@@ -71,6 +73,21 @@ def pytest_configure(config):
         "strict=): configure the gradient checks of this test")
     config.stash[LOG] = CheckLog()
     config.stash[CURRENT_TEST] = None
+    profile = option(config, "hypothesis-profile")
+    if profile:
+        load_hypothesis_profile(profile)
+
+
+def load_hypothesis_profile(name):
+    from hypothesis import settings
+
+    from gradcheck.property_tests import PROFILES, register_profiles
+
+    register_profiles()
+    full = name if name.startswith("gradcheck-") else f"gradcheck-{name}"
+    if full not in PROFILES:
+        raise pytest.UsageError(f"--gradcheck-hypothesis-profile={name!r}: choose ci or dev")
+    settings.load_profile(full)
 
 
 def pytest_runtest_setup(item):

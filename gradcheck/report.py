@@ -29,6 +29,7 @@ class PairResult:
     worst_input: str  # 'x[0, 3]'
     worst_actual: float
     worst_expected: float
+    n_kinks: int = 0  # entries on a kink or step, left out of the verdict
     gradient_is_none: bool = False  # TensorFlow returned None; compared as zeros
     decisive: bool = True  # False: shown for information (finite differences, when a
     # reference is declared), not part of the verdict
@@ -120,6 +121,8 @@ class GradientReport:
     strict: bool = False  # modes that cannot run count as failures
     source: str = ""  # built-in, custom_gradient, registered gradient, Defun, override map
     gradients_used: list = dataclasses.field(default_factory=list)
+    kinked_elements: int = 0  # real input components on a kink or step (order 1)
+    checked_elements: int = 0
     pairs: list = dataclasses.field(default_factory=list)
     modes: list = dataclasses.field(default_factory=list)
     notes: list = dataclasses.field(default_factory=list)
@@ -134,6 +137,11 @@ class GradientReport:
     @property
     def failed_pairs(self):
         return sorted((p for p in self.pairs if p.decisive and not p.ok), key=_failure_rank)
+
+    @property
+    def kink_fraction(self):
+        """Share of the input components whose finite differences sit on a kink."""
+        return self.kinked_elements / self.checked_elements if self.checked_elements else 0.0
 
     def obtained_by_mode(self):
         """{(device, mode, order): which gradient that mode got}, for checked modes."""

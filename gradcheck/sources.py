@@ -106,7 +106,7 @@ class DeclaredGradient(Runner):
         self.n_outputs, self.device, self.describe = n_outputs, device, describe
         with tf.device(device):
             self.tensors = [tf.constant(v) for v in inputs]
-        self.slots = GradientSlots([self.tensors[i] for i in wrt])
+        self.slots = GradientSlots()
         self._vectorized = tf.function(
             lambda xs, cts: tf.vectorized_map(lambda ct: self._call(xs, ct), cts,
                                               fallback_to_while_loop=True), autograph=False)
@@ -120,7 +120,7 @@ class DeclaredGradient(Runner):
                 f"calling reference({self.describe}) failed: {error}. The reference is a VJP: "
                 "it takes the inputs, then one upstream gradient per floating output, and "
                 "returns one gradient per input.") from None
-        return self.slots.dense(self._per_input(grads))
+        return self.slots.dense(self._per_input(grads), [tensors[i] for i in self.wrt])
 
     def _per_input(self, grads):
         if not isinstance(grads, (list, tuple)):
@@ -180,11 +180,12 @@ def describe_source(fn, target, values, override_map):
 
 
 def _traced_ops(target, values):
+    from gradcheck.forward import traced
+
     tf = _tf.tf()
     specs = [tf.TensorSpec(np.shape(v), tf.as_dtype(np.asarray(v).dtype)) for v in values]
     try:
-        graph = tf.function(lambda *xs: target(list(xs)), autograph=False) \
-            .get_concrete_function(*specs).graph
+        graph = traced(target).get_concrete_function(*specs).graph
     except Exception:  # noqa: BLE001  (a function that cannot be traced uses no graph ops)
         return []
     return graph.get_operations()

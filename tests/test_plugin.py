@@ -260,3 +260,17 @@ def test_doubled(gradcheck):
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*1 gradient(s) defined by defunops were never checked:*",
                                  "*Defun defunops.tripled with its own gradient*"])
+
+
+def test_hypothesis_profiles_are_selected_from_the_plugin_options(pytester):
+    source = HEADER + """
+from hypothesis import settings
+
+def test_profile():
+    assert settings.default.derandomize is True
+    assert settings.default.deadline is None
+    assert settings.default.max_examples == 50
+"""
+    run(pytester, source, "--gradcheck-hypothesis-profile=ci").assert_outcomes(passed=1)
+    wrong = run(pytester, source, "--gradcheck-hypothesis-profile=fast")
+    assert wrong.ret == pytest.ExitCode.USAGE_ERROR

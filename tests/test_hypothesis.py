@@ -1,0 +1,161 @@
+"""Hypothesis chooses shapes, dtypes and values; failures shrink to the smallest case."""
+import numpy as np
+import pytest
+import tensorflow as tf
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from gradcheck import GradientCheckError, gradient_test
+from gradcheck import strategies as gs
+
+FIND = settings(max_examples=60, derandomize=True, database=None, deadline=None,
+                suppress_health_check=list(HealthCheck))
+
+
+@tf.custom_gradient
+def add_with_a_broadcasting_bug(x, y):
+    """Right only when the shapes match: y's gradient is not summed back."""
+    def grad(dy):
+        dy_y = dy if y.shape == dy.shape else tf.reshape(dy, [-1])[: tf.size(y)]
+        return tf.reduce_sum(dy, axis=range(len(dy.shape) - len(x.shape))) if x.shape != dy.shape \
+            else dy, tf.reshape(dy_y, tf.shape(y))
+    return x + y, grad
+
+
+def pair_of_broadcast_tensors(dtype="float64"):
+    return gs.broadcastable_shapes(2, max_rank=2, max_side=3).flatmap(
+        lambda shapes: st.tuples(gs.tensors(dtype, shapes[0]), gs.tensors(dtype, shapes[1])))
+
+
+def test_a_broadcasting_bug_is_found_and_shrunk_to_a_minimal_pair_of_shapes():
+    @FIND
+    @given(pair_of_broadcast_tensors())
+    def test(pair):
+        from gradcheck import check_gradients
+
+        check_gradients(add_with_a_broadcasting_bug, list(pair), modes=["eager"])
+
+    with pytest.raises(GradientCheckError) as caught:
+        test()
+    shapes = [eval(text.split(" ", 2)[2]) for text in caught.value.report.inputs]
+    # Minimal: y has one element fewer than the output along a single axis.
+    assert sum(int(np.prod(s)) for s in shapes) <= 3, shapes
+    assert shapes[0] != shapes[1]
+
+
+@tf.custom_gradient
+def square_wrong_in_half_precision(x):
+    def grad(dy):
+        factor = 3.0 if x.dtype == tf.float16 else 2.0
+        return dy * factor * x
+    return x * x, grad
+
+
+def test_a_half_precision_only_bug_is_found_and_reported_with_a_reproduction():
+    test = gradient_test(square_wrong_in_half_precision,
+                         [gs.tensors(gs.dtypes(), gs.shapes(min_rank=1, max_rank=1, min_side=1),
+                                     elements=gs.interval(0.5, 2.0))],
+                         modes=["eager"], hypothesis_settings=FIND)
+    with pytest.raises(GradientCheckError) as caught:
+        test()
+    message = str(caught.value)
+    assert "float16" in caught.value.report.inputs[0]
+    assert "Reproduce with:\n    check_gradients(square_wrong_in_half_precision, [np.array(" in message
+    assert "dtype='float16')], modes=['eager'])" in message
+
+
+@pytest.mark.parametrize("fn", [tf.nn.relu, tf.abs, lambda x: tf.maximum(x, -x * 0.5)],
+                         ids=["relu", "abs", "maximum"])
+def test_correct_gradients_pass_with_kinks_in_the_generated_values(fn):
+    kinks_seen = []
+
+    def spy(x):
+        kinks_seen.append(bool(np.any(np.asarray(x) == 0)))
+        return fn(x)
+
+    test = gradient_test(spy, [gs.tensors("float64", gs.shapes(min_rank=1, max_rank=2, min_side=1),
+                                          elements=gs.interval(-1, 1, include=[0.0]))],
+                         modes=["eager"], hypothesis_settings=FIND)
+    test()
+    assert any(kinks_seen)
+
+
+def test_an_example_that_is_mostly_kinks_is_rejected_not_failed():
+    test = gradient_test(tf.abs, [gs.tensors("float64", (3,), elements=gs.interval(-1, 1, include=[0.0]))],
+                         modes=["eager"], max_kink_fraction=0.0, hypothesis_settings=FIND)
+    test()  # passes: examples with any kink are rejected
+
+
+def test_empty_tensors_are_generated_and_handled():
+    sizes = []
+
+    def spy(x):
+        sizes.append(int(np.prod(x.shape)))
+        return tf.sin(x) * 2.0
+
+    gradient_test(spy, [gs.tensors("float32", gs.shapes(max_rank=2))], modes=["function"],
+                  hypothesis_settings=FIND)()
+    assert 0 in sizes
+
+
+def test_plain_given_with_the_gradcheck_fixture(gradcheck):
+    @settings(max_examples=10, deadline=None)
+    @given(gs.tensors(gs.dtypes(only=["float32", "float64"]), gs.shapes(max_rank=2),
+                      elements=gs.positive()))
+    def check(x):
+        gradcheck(tf.math.log, [x], modes=["function"])
+
+    check()
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: gs.shapes(min_rank=3, max_rank=1), "min_rank=3 is larger than max_rank=1"),
+    (lambda: gs.shapes(min_side=-1), "min_side must be a non-negative integer"),
+    (lambda: gs.shapes(min_rank=3, min_side=5, max_side=5, max_size=10), "no shape of rank >= 3"),
+    (lambda: gs.interval(2, 1), "low=2 must be smaller than high=1"),
+    (lambda: gs.interval(-1e6, 1), "where every dtype (float16 included) is safe"),
+    (lambda: gs.positive(0), "positive() needs low > 0"),
+    (lambda: gs.dtypes(floating=False), "no dtype left to draw"),
+    (lambda: gs.dtypes(only=["float8"]), "unknown dtypes ['float8']"),
+    (lambda: gs.broadcastable_shapes(0), "num_shapes must be a positive integer"),
+    (lambda: gs.tensors("float32", (2,), elements=(0, 1)), "elements must be a Domain"),
+])
+def test_bad_arguments_get_precise_messages(make, message):
+    with pytest.raises(InvalidArgument, match=re_escape(message)):
+        make()
+
+
+def re_escape(text):
+    import re
+
+    return re.escape(text)
+
+
+@settings(max_examples=30, deadline=None)
+@given(gs.tensors(gs.dtypes(complex=True), gs.shapes(max_rank=2), elements=gs.nonzero()))
+def test_domains_hold_in_every_dtype(x):
+    values = np.asarray(tf.cast(x, tf.complex128) if np.iscomplexobj(x) else tf.cast(x, tf.float64))
+    assert np.all(np.isfinite(values))
+    parts = [values.real, values.imag] if np.iscomplexobj(values) else [values]
+    assert all(np.all(np.abs(p) >= 0.09) for p in parts)
+
+
+@settings(max_examples=20, deadline=None)
+@given(gs.tensors("float64", gs.shapes(min_rank=2, max_rank=2, min_side=2).filter(
+    lambda s: s[0] == s[1]), elements=gs.well_conditioned()))
+def test_well_conditioned_matrices_are_well_conditioned(a):
+    assert np.linalg.cond(a) < 10
+
+
+def test_dtypes_can_be_filtered_to_the_kernels_a_function_has():
+    # tf.math.lgamma has no complex kernel.
+    drawn = set()
+
+    @settings(max_examples=40, deadline=None, database=None)
+    @given(gs.dtypes(complex=True, fn=tf.math.lgamma))
+    def collect(dtype):
+        drawn.add(dtype)
+
+    collect()
+    assert drawn and not drawn & {"complex64", "complex128"}
