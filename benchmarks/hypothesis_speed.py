@@ -6,11 +6,11 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import tensorflow as tf  # noqa: E402
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+import tensorflow as tf
+from hypothesis import HealthCheck, given, settings
 
-from gradcheck import check_gradients, gradient_test  # noqa: E402
-from gradcheck import strategies as gs  # noqa: E402
+from gradcheck import check_gradients, gradient_test
+from gradcheck import strategies as gs
 
 EXAMPLES = 100
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
