@@ -53,30 +53,56 @@ class BlockComparison:
         return self.n_failed == 0 and not all_unreliable
 
 
+_CHUNK_ENTRIES = 1 << 18  # rows are compared in pieces that stay in cache
+
+
 def compare_block(actual, expected, atol, rtol, kinks=None):
     """Compare two (rows, columns) float64 arrays element by element; entries
-    where `kinks` is True are left out."""
+    where `kinks` is True, or where the reference is not finite, are left out."""
     if actual.size == 0:
         return BlockComparison(0, 0, 0, 0, 0.0, 0.0, None, np.nan, np.nan)
-    on_kink = np.zeros(actual.shape, dtype=bool) if kinks is None else kinks
-    reliable = np.isfinite(expected) & ~on_kink
-    with np.errstate(invalid="ignore", over="ignore"):
-        abs_error = np.where(reliable, np.abs(actual - expected), 0.0)
-        abs_error = np.where(reliable & ~np.isfinite(actual), np.inf, abs_error)
-        allowed = atol + rtol * np.abs(np.where(reliable, expected, 0.0))
-        # Relative to the reference, or to atol where the reference is ~0.
-        rel_error = abs_error / np.maximum(np.abs(np.where(reliable, expected, 0.0)), atol)
-        badness = abs_error / allowed
-    failed = badness > 1.0
-    worst = np.unravel_index(int(np.argmax(np.where(reliable, badness, -1.0))), actual.shape)
+    rows_per_chunk = max(1, _CHUNK_ENTRIES // max(actual.shape[1], 1))
+    totals = _Totals()
+    for start in range(0, actual.shape[0], rows_per_chunk):
+        piece = slice(start, start + rows_per_chunk)
+        totals.add(start, actual[piece], expected[piece], atol, rtol,
+                   None if kinks is None else kinks[piece])
+    row, col = totals.worst
     return BlockComparison(
-        n_total=int(actual.size),
-        n_failed=int(failed.sum()),
-        n_unreliable=int((~np.isfinite(expected)).sum()),
-        n_kinks=int((on_kink & np.isfinite(expected)).sum()),
-        max_abs_error=float(abs_error.max()),
-        max_rel_error=float(rel_error.max()),
-        worst=tuple(int(i) for i in worst),
-        worst_actual=float(actual[worst]),
-        worst_expected=float(expected[worst]),
+        n_total=int(actual.size), n_failed=totals.failed, n_unreliable=totals.unreliable,
+        n_kinks=totals.kinks, max_abs_error=totals.max_abs, max_rel_error=totals.max_rel,
+        worst=(row, col), worst_actual=float(actual[row, col]),
+        worst_expected=float(expected[row, col]),
     )
+
+
+class _Totals:
+    def __init__(self):
+        self.failed = self.unreliable = self.kinks = 0
+        self.max_abs = self.max_rel = 0.0
+        self.worst_badness, self.worst = -1.0, (0, 0)
+
+    def add(self, first_row, actual, expected, atol, rtol, kinks):
+        finite_reference = np.isfinite(expected)
+        left_out = ~finite_reference
+        self.unreliable += int(np.count_nonzero(left_out))
+        if kinks is not None:
+            self.kinks += int(np.count_nonzero(kinks & finite_reference))
+            left_out |= kinks
+        with np.errstate(invalid="ignore", over="ignore"):
+            magnitude = np.abs(expected)
+            abs_error = np.abs(actual - expected)
+            abs_error[np.isnan(abs_error)] = np.inf  # a NaN gradient fails
+            abs_error[left_out] = 0.0
+            magnitude[left_out] = 0.0
+            badness = abs_error / (atol + rtol * magnitude)
+            # Relative to the reference, or to atol where the reference is ~0.
+            rel_error = abs_error / np.maximum(magnitude, atol)
+        self.failed += int(np.count_nonzero(badness > 1.0))
+        self.max_abs = max(self.max_abs, float(abs_error.max()))
+        self.max_rel = max(self.max_rel, float(rel_error.max()))
+        flat = int(np.argmax(badness))
+        if badness.flat[flat] > self.worst_badness:
+            self.worst_badness = float(badness.flat[flat])
+            row, col = np.unravel_index(flat, badness.shape)
+            self.worst = (first_row + int(row), int(col))

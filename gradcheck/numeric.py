@@ -72,64 +72,89 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
         x = inputs[i]
         x_real = layout.real_view(x)
         steps = step_scales(x_real, x.dtype, eps)
-        per_column = steps.shape[0] * len(_OFFSETS) * (x_real.size + out_size) * 8
-        chunk = max(1, budget_bytes // max(per_column, 1))
-        values = np.zeros((out_size, x_real.size))
-        estimates = np.zeros((out_size, x_real.size))
-        kinked = np.zeros((out_size, x_real.size), dtype=bool)
+        per_column = len(_OFFSETS) * (x_real.size + out_size) * 8 * 4  # with temporaries
+        chunk = int(max(1, min(budget_bytes // max(per_column, 1), x_real.size)))
+        # Held as (input column, output row): each chunk fills whole rows.
+        values = np.empty((x_real.size, out_size))
+        estimates = np.empty((x_real.size, out_size))
+        kinked = np.empty((x_real.size, out_size), dtype=bool)
         for start in range(0, x_real.size, chunk):
             columns = np.arange(start, min(start + chunk, x_real.size))
-            value, estimate, kink = _columns(evaluate, i, x, x_real, steps, columns, f0)
-            values[:, columns] = value
-            estimates[:, columns] = estimate
-            kinked[:, columns] = kink
+            value, estimate, kink = _columns(evaluate, i, x, x_real, steps, columns, f0, chunk)
+            values[columns], estimates[columns], kinked[columns] = value, estimate, kink
         row = 0
         for k, spec in enumerate(outputs):
             rows = slice(row, row + spec.real_size)
-            blocks[(k, i)] = values[rows]
-            errors[(k, i)] = estimates[rows]
-            kinks[(k, i)] = kinked[rows]
+            # One transposing copy here; comparisons of mixed layouts are far slower.
+            blocks[(k, i)] = np.ascontiguousarray(values[:, rows].T)
+            errors[(k, i)] = np.ascontiguousarray(estimates[:, rows].T)
+            kinks[(k, i)] = np.ascontiguousarray(kinked[:, rows].T)
             row += spec.real_size
     return Reference(blocks, errors, kinks)
 
 
-def _columns(evaluate, i, x, x_real, steps, columns, f0):
+# An estimate above this (relative to max(|value|, 1)) sends the column to the
+# second, smaller step scale.
+_RETRY_ESTIMATE = 1e-5
+
+
+def _columns(evaluate, i, x, x_real, steps, columns, f0, chunk):
     """Richardson-extrapolated derivatives for some real components of input i,
-    their error estimates, and where they sit on a kink."""
-    n_scales, n_offsets, n_cols = steps.shape[0], len(_OFFSETS), len(columns)
-    shifts = steps[:, None, columns] * _OFFSETS[None, :, None]  # (scales, offsets, cols)
-    batch_real = np.broadcast_to(x_real, (n_scales, n_offsets, n_cols, x_real.size)).copy()
+    their error estimates, and where they sit on a kink.
+
+    Every column is tried at the first step scale; only columns whose estimate
+    is poor (near a pole or a domain edge) are tried again at the second."""
+    value, error, kink = _at_scale(evaluate, i, x, x_real, steps[0], columns, f0, chunk)
+    if steps.shape[0] == 1:
+        return value, error, kink
+    poor = ~np.all(error <= _RETRY_ESTIMATE * np.maximum(np.abs(value), 1.0), axis=1)
+    retry = poor & (steps[1][columns] != steps[0][columns])
+    if retry.any():
+        v2, e2, k2 = _at_scale(evaluate, i, x, x_real, steps[1], columns[retry], f0, chunk)
+        better = e2 < error[retry]
+        value[retry] = np.where(better, v2, value[retry])
+        error[retry] = np.where(better, e2, error[retry])
+        kink[retry] = np.where(better, k2, kink[retry])
+    return value, error, kink
+
+
+def _at_scale(evaluate, i, x, x_real, h, columns, f0, chunk):
+    """(cols, out) derivatives, estimates and kinks, with steps h[column].
+
+    The columns are padded to `chunk` (repeating the first), so that every call
+    has the same shape and the vectorised function is traced once."""
+    wanted = len(columns)
+    columns = np.concatenate([columns, np.repeat(columns[:1], chunk - wanted)])
+    n_cols = len(columns)
+    batch_real = np.broadcast_to(x_real, (len(_OFFSETS), n_cols, x_real.size)).copy()
     col_axis = np.arange(n_cols)
-    batch_real[:, :, col_axis, columns] += shifts.astype(x_real.dtype)
+    batch_real[:, col_axis, columns] += (h[columns][None] * _OFFSETS[:, None]).astype(x_real.dtype)
     # The step actually taken, after rounding x + h to the input's precision.
-    taken = (batch_real[:, :, col_axis, columns].astype(np.float64)
-             - x_real[columns].astype(np.float64))
+    taken = batch_real[:, col_axis, columns].astype(np.float64) - x_real[columns].astype(np.float64)
     batch = layout.from_real_view(batch_real.reshape(-1, x_real.size), x.dtype, x.shape)
+    del batch_real
     results = evaluate(i, batch)
-    y = np.concatenate(
-        [layout.real_view_batch(r).astype(np.float64) for r in results], axis=1
-    ).reshape(n_scales, n_offsets, n_cols, -1)
+    y = np.concatenate([layout.real_view_batch(r).astype(np.float64) for r in results], axis=1)
+    y = y.reshape(len(_OFFSETS), n_cols, -1)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        d_full = (y[:, 0] - y[:, 1]) / (taken[:, 0] - taken[:, 1])[..., None]
-        d_half = (y[:, 2] - y[:, 3]) / (taken[:, 2] - taken[:, 3])[..., None]
-        extrapolated = d_half + (d_half - d_full) / 3.0
+        d_full = (y[0] - y[1]) / (taken[0] - taken[1])[:, None]
+        d_half = (y[2] - y[3]) / (taken[2] - taken[3])[:, None]
         estimate = np.abs(d_half - d_full)
-    estimate = np.where(np.isfinite(extrapolated) & np.isfinite(estimate), estimate, np.inf)
-    best = np.argmin(estimate, axis=0)  # (cols, out)
-    value = np.take_along_axis(extrapolated, best[None], axis=0)[0]
-    error = np.take_along_axis(estimate, best[None], axis=0)[0]
-    value = np.where(np.isfinite(error), value, np.nan)
-    kink = np.take_along_axis(_kinks(y, taken, f0, x.dtype), best[None], axis=0)[0]
-    return value.T, error.T, kink.T
+        value = d_half + (d_half - d_full) / 3.0
+    finite = np.isfinite(value) & np.isfinite(estimate)
+    value = np.where(finite, value, np.nan)
+    estimate = np.where(finite, estimate, np.inf)
+    kink = _kinks(y, taken, f0, x.dtype)
+    return value[:wanted], estimate[:wanted], kink[:wanted]
 
 
 def _kinks(y, taken, f0, dtype):
-    """(scales, cols, out): where forward and backward differences disagree by a
-    jump that does not shrink with the step, as it would if it were curvature."""
+    """(cols, out): where forward and backward differences disagree by a jump
+    that does not shrink with the step, as it would if it were curvature."""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         def jump(plus, minus):
-            forward = (y[:, plus] - f0) / taken[:, plus][..., None]
-            backward = (f0 - y[:, minus]) / -taken[:, minus][..., None]
+            forward = (y[plus] - f0) / taken[plus][:, None]
+            backward = (f0 - y[minus]) / -taken[minus][:, None]
             return forward - backward, np.maximum(np.abs(forward), np.abs(backward))
 
         jump_full, _ = jump(0, 1)
