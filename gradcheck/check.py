@@ -5,7 +5,7 @@ import contextlib
 
 import numpy as np
 
-from gradcheck import _tf, analytic, compare, forward, layout, numeric, sources
+from gradcheck import _tf, analytic, compare, fast, forward, layout, numeric, sources
 from gradcheck import forward_mode as jvp
 from gradcheck import modes as execution_modes
 from gradcheck.devices import CPU, resolve_devices, short_name
@@ -14,7 +14,9 @@ from gradcheck.inputs import captured_variables, normalise_inputs
 from gradcheck.outputs import flat_function, function_name, output_specs
 from gradcheck.report import DECLARED, FINITE_DIFFERENCES, GradientReport, ModeResult, PairResult
 
-METHODS = ("auto", "full")
+METHODS = ("auto", "full", "fast")
+# method="auto" checks the full Jacobian up to this many real entries, else projections.
+AUTO_FULL_LIMIT = 1 << 20
 BATCH_BUDGET_BYTES = 64 << 20
 
 
@@ -69,6 +71,7 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
     settings = _Settings(resolve_devices(devices), _mode_names(fn, modes, report),
                          atol, rtol, eps, np.random.default_rng(seed))
     settings.forward_mode = bool(forward_mode)
+    settings.method = method
     first = flat_function(fn)
     if variables:
         first = sources.VariableTarget(first, n_arguments, variables)
@@ -85,8 +88,9 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
         for current in range(1, order + 1):
             declared = reference if current == 1 else None
             checked = _check_order(current, target_for, check_inputs, wrt, settings, report, declared)
-            target_for = _only_where_honoured(
-                _second_order_targets(base, checked, wrt, check_inputs, settings), override_map)
+            if current < order:
+                target_for = _only_where_honoured(
+                    _second_order_targets(base, checked, wrt, check_inputs, settings), override_map)
     if raise_on_failure and not report.ok:
         raise GradientCheckError(report)
     return report
@@ -128,8 +132,6 @@ class _Settings:
 
 
 def _validate_options(method, order, eps, reference):
-    if method == "fast":
-        raise ValueError("method='fast' (random projections) is not available yet; use 'full'.")
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}.")
     if order not in (1, 2):
@@ -138,7 +140,9 @@ def _validate_options(method, order, eps, reference):
         raise ValueError(f"eps is a relative step and must lie in (0, 1), got {eps!r}.")
     if reference is not None and not callable(reference):
         raise TypeError("reference must be a callable: reference(*inputs, *upstream_grads) -> grads.")
-    return "full"
+    if method == "fast" and reference is not None:
+        raise ValueError("reference= needs the full Jacobian: use method='full' (or 'auto').")
+    return method
 
 
 def _mode_names(fn, requested, report):
@@ -173,14 +177,23 @@ def _check_order(order, target_for, check_inputs, wrt, settings, report, declare
     diff_specs = [specs[k] for k in out_index]
     forward.require_finite(values, specs, out_index)
     forward.require_deterministic(target, native, values, specs)
-    forward.require_jacobian_fits(check_inputs, wrt, diff_specs)
+    method = _method_for(settings.method, check_inputs, wrt, diff_specs)
     if order == 1:
+        report.method = method
         _note_integer_inputs(check_inputs, wrt, report)
+    if method == "full":
+        forward.require_jacobian_fits(check_inputs, wrt, diff_specs)
 
     wide, precision, at_inputs = forward.reference_inputs(target, check_inputs)
     if order == 1:
         report.reference_precision = precision
     evaluate = numeric.batched_evaluator(target, wide, out_index, CPU)
+    if method == "fast":
+        context = _OrderContext(order, check_inputs, wrt, out_index, diff_specs, None,
+                                fast.PROJECTIONS, settings, report, None)
+        base = [at_inputs[k] for k in out_index]
+        projections_check(context, target_for, evaluate, wide, base)
+        return _Checked(specs, out_index)
     reference = numeric.numeric_jacobian(evaluate, wide, wrt, diff_specs,
                                          [at_inputs[k] for k in out_index], settings.eps)
     expected = reference.blocks
@@ -204,6 +217,104 @@ def _check_order(order, target_for, check_inputs, wrt, settings, report, declare
                 context.check_forward_mode(mode, target_for(mode), device_name, blocks,
                                            expected, intended)
     return _Checked(specs, out_index)
+
+
+def _method_for(requested, check_inputs, wrt, diff_specs):
+    if requested != "auto":
+        return requested
+    rows = sum(s.real_size for s in diff_specs)
+    columns = sum(check_inputs[i].real_size for i in wrt)
+    return "full" if rows * columns <= AUTO_FULL_LIMIT else "fast"
+
+
+def projections_check(context, target_for, evaluate, wide, base):
+    """Fast mode: random projections in every mode and device, localised on failure."""
+    out_size = sum(s.real_size for s in context.diff_specs)
+    f0 = np.concatenate([layout.real_view(b).astype(np.float64) for b in base])
+    rng = context.settings.rng
+    us = fast.draw_cotangents(out_size, rng)
+    plans = {}
+    for i in context.wrt:
+        directional = fast.Directional(evaluate, i, wide[i], f0)
+        projections = fast.draw_projections(us, context.check_inputs[i].real_size, rng)
+        numeric_values = [directional.derivatives([p.v], p.u) for p in projections]
+        plans[i] = (directional, projections, numeric_values)
+    for device in context.settings.devices:
+        for mode in context.settings.modes:
+            context.run_mode(mode, target_for(mode), device,
+                             measure=lambda run, where: _project(context, run, plans, where))
+
+
+def _project(context, run, plans, where):
+    """Every input's projections in one mode, as report rows."""
+    cotangents = _as_cotangents(context.diff_specs, [p.u for p in plans[context.wrt[0]][1]])
+    grads = run.vjp(cotangents)
+    for position, i in enumerate(context.wrt):
+        directional, projections, numeric_values = plans[i]
+        x = context.check_inputs[i]
+        atol, rtol = compare.tolerance_for(x.dtype, context.settings.atol, context.settings.rtol)
+        findings = []
+        for k, (p, (value, error)) in enumerate(zip(projections, numeric_values)):
+            g = layout.real_view_batch(grads[position])[k].astype(np.float64)
+            finding = fast.Finding(float(g @ p.v), float(value[0]),
+                                   fast.allowed_error(g, p.v, p.u, atol, rtol, float(error[0])))
+            if not finding.ok:
+                fast.localise(finding, directional, g, p,
+                              _vjp_column(context, run, position), atol, rtol)
+            findings.append(finding)
+        context.report.pairs.append(_fast_pair(context, x, findings, where, atol, rtol))
+    return True
+
+
+def _as_cotangents(diff_specs, us):
+    """One cotangent array per output, rows = the given real vectors over all outputs."""
+    result, offset = [], 0
+    for spec in diff_specs:
+        real = np.stack([u[offset:offset + spec.real_size] for u in us])
+        dtype = np.dtype(_tf.numpy_dtype(spec.dtype))
+        result.append(layout.from_real_view(real.astype(layout.real_numpy_dtype(dtype)), dtype,
+                                            spec.shape))
+        offset += spec.real_size
+    return result
+
+
+def _vjp_column(context, run, position):
+    def column_of(us, column):
+        grads = run.vjp(_as_cotangents(context.diff_specs, us))
+        return [float(row[column]) for row in layout.real_view_batch(grads[position]).astype(np.float64)]
+
+    return column_of
+
+
+def _fast_pair(context, x, findings, where, atol, rtol):
+    device_name, mode = where
+    failed = [f for f in findings if not f.ok]
+    worst = failed[0] if failed else max(findings, key=lambda f: abs(f.analytic - f.numeric))
+    output, worst_output, worst_input = "all outputs", "(projection)", "(projection)"
+    actual, expected = worst.analytic, worst.numeric
+    if worst.row is not None:
+        spec, component = _output_of(context.diff_specs, worst.row)
+        output = spec.name
+        worst_output = layout.component_label(spec.name, spec.shape, spec.is_complex, component)
+        worst_input = layout.component_label(x.name, x.shape, x.is_complex, worst.column)
+        actual, expected = worst.entry_analytic, worst.entry_numeric
+    errors = [abs(f.analytic - f.numeric) for f in findings]
+    return PairResult(
+        device=device_name, mode=mode, order=context.order, output=output, input=x.name,
+        against=FINITE_DIFFERENCES, dtype=x.dtype, output_shape=(), input_shape=x.shape,
+        atol=atol, rtol=rtol, n_total=len(findings), n_failed=len(failed), n_unreliable=0,
+        max_abs_error=max(errors), max_rel_error=max(e / max(abs(f.numeric), atol)
+                                                     for e, f in zip(errors, findings)),
+        worst_output=worst_output, worst_input=worst_input, worst_actual=actual,
+        worst_expected=expected, projections=True)
+
+
+def _output_of(diff_specs, row):
+    for spec in diff_specs:
+        if row < spec.real_size:
+            return spec, row
+        row -= spec.real_size
+    raise IndexError(row)
 
 
 def _note_kinks(reference, check_inputs, wrt, report, order):
@@ -253,8 +364,9 @@ class _OrderContext:
         except analytic.GradientShapeError as error:
             raise CheckSetupError(f"the reference is not usable: {error}") from None
 
-    def run_mode(self, mode, target, device):
-        """(blocks, ModeResult, runner facts) for one mode and device, or None."""
+    def run_mode(self, mode, target, device, measure=None):
+        """(what `measure(run, where)` returns, by default the analytic Jacobian;
+        the ModeResult; the inputs whose gradient was None), or None."""
         device_name = short_name(device)
         native = [x.value for x in self.check_inputs]
         try:
@@ -271,7 +383,7 @@ class _OrderContext:
                          "the forward pass cannot run here: " + forward.reason(error))
             return None
         try:
-            blocks = self.jacobian(run)
+            blocks = measure(run, (device_name, mode)) if measure else self.jacobian(run)
         except analytic.GradientShapeError as error:
             self._record(device_name, mode, "failed", str(error))
             return None

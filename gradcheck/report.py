@@ -33,6 +33,7 @@ class PairResult:
     gradient_is_none: bool = False  # TensorFlow returned None; compared as zeros
     decisive: bool = True  # False: shown for information (finite differences, when a
     # reference is declared), not part of the verdict
+    projections: bool = False  # fast mode: n_total counts random projections u^T J v
     arrays: tuple = dataclasses.field(default=None, repr=False, compare=False)
     # (gradient, reference) Jacobian blocks, kept for failed pairs only (heatmaps)
 
@@ -83,6 +84,8 @@ class PairResult:
                 "(tf.no_gradient), be cut by tf.stop_gradient, or be a function.Defun "
                 "under a GradientTape."
             )
+        if self.projections:
+            return self._projection_headline(where)
         allowed = self.atol + self.rtol * abs(self.worst_expected)
         return (
             f"The gradient of {self.output} with respect to {self.input} is wrong in "
@@ -92,6 +95,14 @@ class PairResult:
             f"(error {abs(self.worst_actual - self.worst_expected):.3g}, allowed {allowed:.3g} "
             f"= atol {self.atol:g} + rtol {self.rtol:g} * |reference|)."
         )
+
+
+    def _projection_headline(self, where):
+        located = (f" Bisection found d {self.worst_output} / d {self.worst_input} = "
+                   f"{self.worst_actual:.6g} where finite differences give {self.worst_expected:.6g}."
+                   if self.worst_output != "(projection)" else "")
+        return (f"The gradient with respect to {self.input} is wrong in {where}: {self.n_failed} of "
+                f"{self.n_total} random projections u^T J v differ from finite differences.{located}")
 
 
 @dataclasses.dataclass

@@ -91,7 +91,7 @@ def test_graph_only_failure_is_not_a_pass():
 @pytest.mark.parametrize("kwargs, message", [
     ({"modes": ["eagre"]}, "unknown mode"),
     ({"method": "exact"}, "unknown method"),
-    ({"method": "fast"}, "not available yet"),
+    ({"method": "fast", "reference": lambda x, dy: dy}, "reference= needs the full Jacobian"),
     ({"order": 3}, "order must be 1 or 2"),
     ({"eps": 2.0}, "eps is a relative step"),
     ({"devices": ["GPU:7"]}, "is not available: TensorFlow sees"),

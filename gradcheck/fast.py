@@ -1,0 +1,140 @@
+"""Fast mode: random projections u^T J v, and localisation by bisection.
+
+For each differentiable input, a few random sign vectors u (over the outputs)
+and v (over the input) give u^T J v twice: from TensorFlow's gradient (one VJP
+with cotangent u, dotted with v) and from finite differences of t -> u . f(x + t v)
+(Richardson, in the reference precision). When a projection disagrees, the input
+elements are bisected (finite differences along v restricted to each half) and
+then the outputs (VJPs with u restricted to each half), naming one guilty
+Jacobian entry in O(log n + log m) further evaluations.
+"""
+import dataclasses
+
+import numpy as np
+
+from gradcheck import layout
+from gradcheck.numeric import base_step, ml_dtypes_finfo
+
+PROJECTIONS = 2
+# Projection tolerances are a multiple of the spread that correct gradients show:
+# rounding errors add up like a random walk over the entries.
+_SAFETY = 4.0
+
+
+@dataclasses.dataclass
+class Projection:
+    u: np.ndarray  # real components of all differentiable outputs
+    v: np.ndarray  # real components of one input
+
+
+@dataclasses.dataclass
+class Finding:
+    """One projection's verdict for one input, and where localisation led."""
+
+    analytic: float
+    numeric: float
+    allowed: float
+    row: int = None  # a guilty Jacobian entry (row over all outputs, column of the input)
+    column: int = None
+    entry_analytic: float = float("nan")
+    entry_numeric: float = float("nan")
+
+    @property
+    def ok(self):
+        return abs(self.analytic - self.numeric) <= self.allowed
+
+
+def draw_cotangents(out_size, rng, count=PROJECTIONS):
+    """The u vectors, shared by every input so that one batch of VJPs serves all.
+    Magnitudes in [0.5, 1.5], never all ones: a gradient that ignores its
+    upstream gradient must not pass a scalar output."""
+    return [rng.choice([-1.0, 1.0], size=out_size) * rng.uniform(0.5, 1.5, size=out_size)
+            for _ in range(count)]
+
+
+def draw_projections(us, in_size, rng):
+    return [Projection(u, rng.choice([-1.0, 1.0], size=in_size)) for u in us]
+
+
+class Directional:
+    """Finite differences of t -> u . f(x + t d) for input i, many directions at once."""
+
+    def __init__(self, evaluate, i, x, f0_real):
+        self.evaluate, self.i, self.x = evaluate, i, x
+        self.x_real = layout.real_view(x)
+        self.f0 = f0_real
+        self.h = base_step(x.dtype) * max(float(np.abs(self.x_real).max(initial=0.0)), 1.0)
+
+    # Steps along d: x + o h d. Rounding x + o h d to the input's precision moves
+    # each element by at most eps |x|, which the error estimate below accounts for.
+    OFFSETS = np.array([1.0, -1.0, 0.5, -0.5])
+
+    def outputs(self, directions):
+        """(directions, 4, outputs): f at x + o h d for o in OFFSETS."""
+        real = self.x_real[None, None] + (self.h * self.OFFSETS)[None, :, None] \
+            * np.asarray(directions)[:, None]
+        real = real.astype(self.x_real.dtype, copy=False)
+        batch = layout.from_real_view(real.reshape(-1, self.x_real.size), self.x.dtype, self.x.shape)
+        results = self.evaluate(self.i, batch)
+        y = np.concatenate([layout.real_view_batch(r).astype(np.float64) for r in results], axis=1)
+        return y.reshape(len(directions), 4, -1)
+
+    def derivatives(self, directions, u):
+        """(values, error estimates) of u^T J d for each direction d."""
+        phi = self.outputs(directions) @ u
+        t = self.h * self.OFFSETS
+        d_full = (phi[:, 0] - phi[:, 1]) / (t[0] - t[1])
+        d_half = (phi[:, 2] - phi[:, 3]) / (t[2] - t[3])
+        eps = float(ml_dtypes_finfo(self.x.dtype).eps)
+        rounding = eps * (np.abs(phi).max(axis=1) + abs(float(self.f0 @ u))) / abs(t[2])
+        values = d_half + (d_half - d_full) / 3.0
+        return np.where(np.isfinite(values), values, np.nan), np.abs(d_half - d_full) + rounding
+
+    def columns(self, direction):
+        """The whole Jacobian column J d (one direction), by finite differences."""
+        y = self.outputs([direction])[0]
+        t = self.h * self.OFFSETS
+        d_full = (y[0] - y[1]) / (t[0] - t[1])
+        d_half = (y[2] - y[3]) / (t[2] - t[3])
+        return d_half + (d_half - d_full) / 3.0
+
+
+def allowed_error(gradient_part, direction, u, atol, rtol, fd_error):
+    """How far u^T J d may be off for a right gradient: per-entry tolerances
+    adding up like a random walk, plus the finite differences' own error."""
+    g = np.abs(gradient_part)
+    return _SAFETY * (rtol * float(np.linalg.norm(g * np.abs(direction)))
+                      + atol * float(np.sqrt(np.count_nonzero(direction) + np.count_nonzero(u)))
+                      + fd_error)
+
+
+def localise(finding, directional, gradient, projection, vjp_column, atol, rtol):
+    """Bisect a failing projection down to one Jacobian entry (row, column)."""
+    u, v = projection.u, projection.v
+    support = np.flatnonzero(v)
+    while len(support) > 1:
+        halves = np.array_split(support, 2)
+        directions = [np.where(np.isin(np.arange(v.size), h), v, 0.0) for h in halves]
+        numeric, errors = directional.derivatives(directions, u)
+        analytic = [float(gradient @ d) for d in directions]
+        excess = [abs(a - n) - allowed_error(gradient, d, u, atol, rtol, e)
+                  for a, n, d, e in zip(analytic, numeric, directions, errors)]
+        support = halves[int(np.argmax(excess))]
+    column = int(support[0])
+    basis = np.zeros(v.size)
+    basis[column] = 1.0
+    numeric_column = directional.columns(basis)
+    rows = np.flatnonzero(u)
+    while len(rows) > 1:
+        halves = np.array_split(rows, 2)
+        masks = [np.where(np.isin(np.arange(u.size), h), u, 0.0) for h in halves]
+        analytic = vjp_column(masks, column)
+        excess = [abs(a - float(m @ numeric_column)) for a, m in zip(analytic, masks)]
+        rows = halves[int(np.argmax(excess))]
+    row = int(rows[0])
+    unit = np.zeros(u.size)
+    unit[row] = 1.0
+    finding.row, finding.column = row, column
+    finding.entry_analytic = float(vjp_column([unit, unit], column)[0])
+    finding.entry_numeric = float(numeric_column[row])
+    return finding

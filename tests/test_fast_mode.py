@@ -1,0 +1,83 @@
+"""method="fast": random projections, localisation by bisection, and "auto"."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from gradcheck import GradientCheckError, check_gradients
+from tests.test_builtin_gradients import CASES
+from tests.test_wrong_gradients import (
+    X,
+    add_with_broadcast_reduction_over_wrong_axis,
+    mul_wrong_for_second_input,
+    square_ignoring_upstream,
+    square_wrong_factor,
+    square_wrong_sign,
+    square_wrong_where_negative,
+    sum_of_squares_ignoring_upstream,
+)
+
+BIG = np.random.default_rng(0).uniform(-1, 1, size=100_000).astype(np.float32)
+
+
+@tf.custom_gradient
+def wrong_in_one_element(x):
+    def grad(dy):
+        right = dy * (tf.cos(x) * x + tf.sin(x))
+        return tf.tensor_scatter_nd_add(right, [[71_234]], [dy[71_234] * 0.5])
+    return tf.sin(x) * x, grad
+
+
+@tf.custom_gradient
+def wrong_by_a_factor_everywhere(x):
+    return tf.sin(x) * x, lambda dy: 1.01 * dy * (tf.cos(x) * x + tf.sin(x))
+
+
+def test_one_wrong_element_of_a_large_input_is_found_and_localised():
+    with pytest.raises(GradientCheckError) as caught:
+        check_gradients(wrong_in_one_element, [BIG], method="fast", modes=["function"])
+    pair = caught.value.report.failed_pairs[0]
+    assert (pair.worst_output, pair.worst_input) == ("output[71234]", "x[71234]")
+    assert pair.worst_actual - pair.worst_expected == pytest.approx(0.5, rel=1e-3)
+    assert "Bisection found d output[71234] / d x[71234]" in str(caught.value).splitlines()[0]
+
+
+def test_a_gradient_wrong_by_a_factor_everywhere_is_found():
+    with pytest.raises(GradientCheckError, match="random projections u\\^T J v differ"):
+        check_gradients(wrong_by_a_factor_everywhere, [BIG], method="fast", modes=["function"])
+
+
+def test_a_right_gradient_of_a_large_input_passes_in_every_mode():
+    report = check_gradients(lambda x: tf.sin(x) * x, [BIG], method="fast")
+    assert report.method == "fast"
+    assert {p.mode for p in report.pairs} == {"eager", "function", "graph", "xla"}
+
+
+def test_auto_picks_full_for_small_and_fast_for_large_checks():
+    assert check_gradients(tf.sin, [np.ones(10)], modes=["function"]).method == "full"
+    assert check_gradients(tf.sin, [BIG], modes=["function"]).method == "fast"
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_projection_tolerance_does_not_flag_right_gradients(name):
+    fn, inputs = CASES[name]
+    check_gradients(fn, inputs, method="fast", modes=["eager", "function"])
+
+
+@pytest.mark.parametrize("fn, inputs", [
+    (square_wrong_sign, [X]), (square_wrong_factor, [X]), (square_ignoring_upstream, [X]),
+    (sum_of_squares_ignoring_upstream, [X]),
+    (add_with_broadcast_reduction_over_wrong_axis,
+     [np.linspace(-1, 1, 3).reshape(3, 1), np.linspace(0.5, 1, 4).reshape(1, 4)]),
+    (square_wrong_where_negative, [np.array([-1.0, -0.5, 0.5, 1.0, 2.0])]),
+    (mul_wrong_for_second_input, [np.linspace(0.5, 1, 4), np.linspace(-1, -0.5, 4)]),
+])
+def test_projection_tolerance_does_not_miss_the_wrong_gradients(fn, inputs):
+    full = check_gradients(fn, inputs, modes=["eager"], raise_on_failure=False)
+    quick = check_gradients(fn, inputs, modes=["eager"], method="fast", raise_on_failure=False)
+    assert not full.ok and not quick.ok
+    assert {p.input for p in quick.failed_pairs} == {p.input for p in full.failed_pairs}
+
+
+def test_fast_mode_refuses_a_declared_reference():
+    with pytest.raises(ValueError, match="reference= needs the full Jacobian"):
+        check_gradients(tf.sin, [np.ones(3)], method="fast", reference=lambda x, dy: dy)
