@@ -187,7 +187,24 @@ class EagerRunner(Runner):
         return [np.asarray(g.numpy()) for g in grads]
 
 
-class FunctionRunner(Runner):
+class TracedRunner(Runner):
+    """A runner whose VJPs are two tf.functions of (inputs, cotangents):
+    `self._vjp` for a batch, `self._vjp_row` for one row."""
+
+    def _call(self, function, cotangents):
+        tf = _tf.tf()
+        with tf.device(self.device):
+            batch = [tf.constant(c) for c in cotangents]
+            return [np.asarray(g.numpy()) for g in function(self.tensors, batch)]
+
+    def _vectorized_vjp(self, cotangents):
+        return self._call(self._vjp, cotangents)
+
+    def _row_vjp(self, row_cotangents):
+        return self._call(self._vjp_row, row_cotangents)
+
+
+class FunctionRunner(TracedRunner):
     """tf.function (with jit_compile for the xla mode): forward and batched VJPs,
     traced once per input signature and reused across checks of the function."""
 
@@ -204,18 +221,6 @@ class FunctionRunner(Runner):
         tf = _tf.tf()
         with tf.device(self.device):
             return [np.asarray(y.numpy()) for y in self._forward(*self.tensors)]
-
-    def _call(self, function, cotangents):
-        tf = _tf.tf()
-        with tf.device(self.device):
-            batch = [tf.constant(c) for c in cotangents]
-            return [np.asarray(g.numpy()) for g in function(self.tensors, batch)]
-
-    def _vectorized_vjp(self, cotangents):
-        return self._call(self._vjp, cotangents)
-
-    def _row_vjp(self, row_cotangents):
-        return self._call(self._vjp_row, row_cotangents)
 
 
 def _function_runner_parts(mode, target, wrt, out_index, device):

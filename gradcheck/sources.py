@@ -4,7 +4,7 @@ import numpy as np
 
 from gradcheck import _tf
 from gradcheck.errors import CheckSetupError
-from gradcheck.modes import GradientSlots, Runner
+from gradcheck.modes import GradientSlots, TracedRunner
 
 
 class ModeNotApplicable(Exception):
@@ -96,7 +96,7 @@ def validate_override_map(override_map):
     return override_map
 
 
-class DeclaredGradient(Runner):
+class DeclaredGradient(TracedRunner):
     """The VJPs of a user's `reference(*inputs, *upstream_grads) -> grads`,
     batched like a mode's so the two Jacobians line up row for row."""
 
@@ -107,12 +107,12 @@ class DeclaredGradient(Runner):
         with tf.device(device):
             self.tensors = [tf.constant(v) for v in inputs]
         self.slots = GradientSlots()
-        self._vectorized = tf.function(
-            lambda xs, cts: tf.vectorized_map(lambda ct: self._call(xs, ct), cts,
+        self._vjp = tf.function(
+            lambda xs, cts: tf.vectorized_map(lambda ct: self._declared(xs, ct), cts,
                                               fallback_to_while_loop=True), autograph=False)
-        self._row = tf.function(lambda xs, cts: self._call(xs, cts), autograph=False)
+        self._vjp_row = tf.function(lambda xs, cts: self._declared(xs, cts), autograph=False)
 
-    def _call(self, tensors, cotangents):
+    def _declared(self, tensors, cotangents):
         try:
             grads = self.reference(*tensors, *cotangents)
         except TypeError as error:
@@ -133,18 +133,6 @@ class DeclaredGradient(Runner):
         raise CheckSetupError(
             f"the reference returned {len(grads)} gradient(s); it must return one per input "
             f"({self.n_inputs}, None for integer inputs) or one per floating input ({len(self.wrt)}).")
-
-    def _run(self, function, cotangents):
-        tf = _tf.tf()
-        with tf.device(self.device):
-            batch = [tf.constant(c) for c in cotangents]
-            return [np.asarray(g.numpy()) for g in function(self.tensors, batch)]
-
-    def _vectorized_vjp(self, cotangents):
-        return self._run(self._vectorized, cotangents)
-
-    def _row_vjp(self, row_cotangents):
-        return self._run(self._row, row_cotangents)
 
     def vjp(self, cotangents):
         try:
