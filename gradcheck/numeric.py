@@ -11,7 +11,7 @@ import dataclasses
 
 import numpy as np
 
-from gradcheck import _tf, layout
+from gradcheck import _tf, compressed, layout
 from gradcheck.errors import CheckSetupError
 
 # Richardson on central differences balances truncation (h^4) against
@@ -52,21 +52,34 @@ class Reference:
     (a kink or a step: finite differences mean nothing there)."""
 
     blocks: dict
-    errors: dict
     kinks: dict
+    # {input: columns whose values came from compressed (grouped) differences}
+    compressed: dict = dataclasses.field(default_factory=dict)
+    redo: object = None  # redo(i, columns): difference those columns one at a time
+
+    def refine(self, i, columns):
+        """Replace compressed columns of input i by individual differences: where a
+        gradient disagrees, the pattern that grouped them may be what is wrong."""
+        columns = np.intersect1d(columns, self.compressed.get(i, []))
+        if columns.size:
+            self.redo(i, columns)
+        return columns.size
 
 
-def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_bytes=64 << 20):
+def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_bytes=64 << 20,
+                     pattern=None):
     """The reference Jacobian of every differentiable output w.r.t. inputs `wrt`.
 
     `evaluate(i, batch)` runs the function on a batch of values of input i
     (the other inputs fixed) and returns the differentiable outputs, each with
     a leading batch axis. `inputs` are the numpy values in reference precision;
     `outputs` the OutputSpecs of the differentiable outputs; `base` their
-    values at the inputs.
+    values at the inputs. `pattern[i]`, if given, is the (outputs, columns)
+    sparsity the gradients under test claim: columns that share no row are then
+    perturbed together (see compressed.py).
     """
     f0 = np.concatenate([layout.real_view(b).astype(np.float64) for b in base]) if base else np.zeros(0)
-    blocks, errors, kinks = {}, {}, {}
+    blocks, kinks, grouped, column_finders = {}, {}, {}, {}
     out_size = sum(spec.real_size for spec in outputs)
     for i in wrt:
         x = inputs[i]
@@ -74,23 +87,48 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
         steps = step_scales(x_real, x.dtype, eps)
         per_column = len(_OFFSETS) * (x_real.size + out_size) * 8 * 4  # with temporaries
         chunk = int(max(1, min(budget_bytes // max(per_column, 1), x_real.size)))
-        # Held as (input column, output row): each chunk fills whole rows.
-        values = np.empty((x_real.size, out_size))
-        estimates = np.empty((x_real.size, out_size))
-        kinked = np.empty((x_real.size, out_size), dtype=bool)
-        for start in range(0, x_real.size, chunk):
-            columns = np.arange(start, min(start + chunk, x_real.size))
-            value, estimate, kink = _columns(evaluate, i, x, x_real, steps, columns, f0, chunk)
-            values[columns], estimates[columns], kinked[columns] = value, estimate, kink
+
+        def by_columns(columns, i=i, x=x, x_real=x_real, steps=steps, chunk=chunk):
+            return _by_columns(evaluate, i, x, x_real, steps, columns, f0, chunk)
+
+        grouping = compressed.groups_of(pattern[i]) if pattern is not None else None
+        if grouping is None:
+            # One transposing copy: comparisons of mixed layouts are far slower.
+            values, kinked = (np.ascontiguousarray(a.T) for a in by_columns(np.arange(x_real.size)))
+        else:
+            values, kinked, redo = compressed.fill(evaluate, i, x, x_real, steps[0], f0,
+                                                   pattern[i], grouping, _RETRY_ESTIMATE)
+            if redo.size:
+                redone, kinks_redone = by_columns(redo)
+                values[:, redo], kinked[:, redo] = redone.T, kinks_redone.T
+            grouped[i] = np.setdiff1d(np.arange(x_real.size), redo)
+        column_finders[i] = by_columns
         row = 0
         for k, spec in enumerate(outputs):
             rows = slice(row, row + spec.real_size)
-            # One transposing copy here; comparisons of mixed layouts are far slower.
-            blocks[(k, i)] = np.ascontiguousarray(values[:, rows].T)
-            errors[(k, i)] = np.ascontiguousarray(estimates[:, rows].T)
-            kinks[(k, i)] = np.ascontiguousarray(kinked[:, rows].T)
+            blocks[(k, i)], kinks[(k, i)] = values[rows], kinked[rows]
             row += spec.real_size
-    return Reference(blocks, errors, kinks)
+
+    def redo_columns(i, columns):
+        redone, kinks_redone = column_finders[i](columns)
+        row = 0
+        for k, spec in enumerate(outputs):
+            rows = slice(row, row + spec.real_size)
+            blocks[(k, i)][:, columns] = redone[:, rows].T
+            kinks[(k, i)][:, columns] = kinks_redone[:, rows].T
+            row += spec.real_size
+        grouped[i] = np.setdiff1d(grouped[i], columns)
+
+    return Reference(blocks, kinks, grouped, redo_columns)
+
+
+def _by_columns(evaluate, i, x, x_real, steps, columns, f0, chunk):
+    """(len(columns), outputs) values and kinks, a chunk at a time."""
+    if len(columns) == 0:
+        return np.zeros((0, f0.size)), np.zeros((0, f0.size), dtype=bool)
+    parts = [_columns(evaluate, i, x, x_real, steps, columns[start:start + chunk], f0, chunk)
+             for start in range(0, len(columns), chunk)]
+    return tuple(np.concatenate([p[n] for p in parts]) for n in (0, 2))
 
 
 # An estimate above this (relative to max(|value|, 1)) sends the column to the

@@ -139,3 +139,23 @@ def test_correct_second_derivative_passes_order_2_in_every_mode():
                              order=2)
     assert {(m.mode, m.status) for m in report.modes if m.order == 2} == {
         ("eager", "checked"), ("function", "checked"), ("graph", "checked"), ("xla", "checked")}
+
+
+@tf.custom_gradient
+def product_with_neighbour_missing_a_term(x):
+    """y_i = x_i * x_{i+1 mod n}; the gradient forgets d y_i / d x_{i+1}, so it
+    claims a diagonal Jacobian and the finite differences must not trust that."""
+    neighbour = tf.roll(x, shift=-1, axis=0)
+    return x * neighbour, lambda dy: dy * neighbour
+
+
+def test_a_gradient_that_claims_a_zero_that_is_not_there_is_caught_at_that_entry():
+    x = np.linspace(0.5, 1.5, 40)
+    with pytest.raises(GradientCheckError) as caught:
+        check_gradients(product_with_neighbour_missing_a_term, [x], modes=["function"],
+                        method="full")
+    pair = caught.value.report.failed_pairs[0]
+    assert pair.n_failed == 40  # every missing off-diagonal entry, none of the diagonal
+    row = int(pair.worst_output[len("output["):-1])
+    column = int(pair.worst_input[len("x["):-1])
+    assert column == (row + 1) % 40 and pair.worst_actual == 0.0

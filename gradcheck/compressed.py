@@ -1,0 +1,83 @@
+"""Compressed finite differences (Curtis, Powell and Reid): columns whose
+nonzero rows never meet are perturbed together, so an elementwise function needs
+one group of evaluations instead of one per element.
+
+The sparsity pattern comes from the gradients under test (every mode's, joined),
+and it is not trusted: a row that changes where the pattern says no column of
+the group reaches it means some gradient claims a zero that is not there, and
+that group's columns are differenced one at a time instead.
+"""
+import numpy as np
+
+from gradcheck import layout
+
+# Compress only when it saves at least this factor of evaluations.
+_MIN_SAVING = 4
+_MAX_GROUPS = 64
+
+
+def groups_of(support):
+    """Column groups with disjoint row supports, or None when compression would
+    not pay (dense columns, or too many groups). `support`: (out, n) bool."""
+    out_size, n = support.shape
+    if n < _MIN_SAVING or not support.any(axis=0).any():
+        return None
+    if support.sum() > out_size * n / _MIN_SAVING:
+        return None
+    used, members = [], []
+    for column in range(n):
+        rows = np.flatnonzero(support[:, column])
+        for group, taken in enumerate(used):
+            if not taken[rows].any():
+                taken[rows] = True
+                members[group].append(column)
+                break
+        else:
+            if len(used) >= min(_MAX_GROUPS, n // _MIN_SAVING):
+                return None
+            taken = np.zeros(out_size, dtype=bool)
+            taken[rows] = True
+            used.append(taken)
+            members.append([column])
+    return [np.array(m) for m in members], used
+
+
+def fill(evaluate, i, x, x_real, h, f0, support, grouping, retry_estimate):
+    """(values, kinks), each (out, n) like the Jacobian blocks, from one evaluation
+    per group, and the columns to difference one at a time instead: those of
+    groups whose outputs contradict the pattern, and those whose error estimate
+    is poor. Work is done on the pattern's nonzero entries only."""
+    from gradcheck.numeric import _kinks
+
+    members, covered = grouping
+    n = x_real.size
+    offsets = np.array([1.0, -1.0, 0.5, -0.5])
+    directions = np.zeros((len(members), n))
+    group_of = np.empty(n, dtype=int)
+    for g, columns in enumerate(members):
+        directions[g, columns] = h[columns]
+        group_of[columns] = g
+    real = (x_real[None, None].astype(np.float64) + offsets[:, None, None] * directions[None])
+    batch = layout.from_real_view(real.astype(x_real.dtype).reshape(-1, n), x.dtype, x.shape)
+    results = evaluate(i, batch)
+    y = np.concatenate([layout.real_view_batch(r).astype(np.float64) for r in results], axis=1)
+    y = y.reshape(4, len(members), -1)
+    d_full = (y[0] - y[1]) / 2.0  # per unit of t, where x(t) = x + t h 1_group
+    d_half = (y[2] - y[3]) / 1.0
+    extrapolated = d_half + (d_half - d_full) / 3.0
+    estimate = np.abs(d_half - d_full)
+    kink = _kinks(y, np.broadcast_to(offsets[:, None], (4, len(members))), f0, x.dtype)
+    moved = np.abs(y[0] - y[1]) > 8 * np.finfo(np.float64).eps * (np.abs(y[0]) + np.abs(y[1]))
+    contradicted = (moved & ~np.stack(covered)).any(axis=1) | ~np.isfinite(extrapolated).all(axis=1)
+    # Each nonzero (row, column) reads its group's difference, scaled back by its step.
+    rows, columns = np.nonzero(support)
+    groups = group_of[columns]
+    value = extrapolated[groups, rows] / h[columns]
+    error = estimate[groups, rows] / h[columns]
+    values = np.zeros(support.shape)
+    kinked = np.zeros(support.shape, dtype=bool)
+    values[rows, columns] = value
+    kinked[rows, columns] = kink[groups, rows]
+    poor = columns[~(error <= retry_estimate * np.maximum(np.abs(value), 1.0))]
+    redo = np.union1d(np.flatnonzero(contradicted[group_of]), poor)
+    return values, kinked, redo
