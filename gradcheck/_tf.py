@@ -57,7 +57,3 @@ def numpy_dtype(dtype):
 def is_differentiable_dtype(dtype):
     dtype = tf().as_dtype(dtype)
     return dtype.is_floating or dtype.is_complex
-
-
-def real_dtype_name(dtype):
-    return tf().as_dtype(dtype).real_dtype.name

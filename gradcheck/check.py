@@ -184,7 +184,7 @@ def _check_order(order, target_for, check_inputs, wrt, settings, report, declare
     if method == "full":
         forward.require_jacobian_fits(check_inputs, wrt, diff_specs)
 
-    wide, precision, at_inputs = forward.reference_inputs(target, check_inputs)
+    wide, precision, at_inputs = forward.reference_inputs(target, check_inputs, values)
     if order == 1:
         report.reference_precision = precision
     evaluate = numeric.batched_evaluator(target, wide, out_index, CPU)
@@ -399,7 +399,7 @@ class _OrderContext:
         names = ", ".join([x.name for x in self.check_inputs]
                           + [f"d_{s.name}" for s in self.diff_specs])
         run = sources.DeclaredGradient(reference, [x.value for x in self.check_inputs], self.wrt,
-                                       len(self.diff_specs), CPU, names)
+                                       CPU, names)
         try:
             return self.jacobian(run)
         except analytic.GradientShapeError as error:

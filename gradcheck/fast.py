@@ -13,7 +13,7 @@ import dataclasses
 import numpy as np
 
 from gradcheck import layout
-from gradcheck.numeric import base_step, ml_dtypes_finfo
+from gradcheck.numeric import base_step, finfo
 
 PROJECTIONS = 2
 # Projection tolerances are a multiple of the spread that correct gradients show:
@@ -85,7 +85,7 @@ class Directional:
         t = self.h * self.OFFSETS
         d_full = (phi[:, 0] - phi[:, 1]) / (t[0] - t[1])
         d_half = (phi[:, 2] - phi[:, 3]) / (t[2] - t[3])
-        eps = float(ml_dtypes_finfo(self.x.dtype).eps)
+        eps = float(finfo(self.x.dtype).eps)
         rounding = eps * (np.abs(phi).max(axis=1) + abs(float(self.f0 @ u))) / abs(t[2])
         values = d_half + (d_half - d_full) / 3.0
         return np.where(np.isfinite(values), values, np.nan), np.abs(d_half - d_full) + rounding

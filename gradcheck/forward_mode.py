@@ -7,7 +7,7 @@ Jacobian and the finite differences block for block.
 import numpy as np
 
 from gradcheck import _tf, layout
-from gradcheck.modes import gradient_sources
+from gradcheck.modes import dense_or_zeros, gradient_sources
 
 # ForwardAccumulator runs eagerly and inside tf.function; a v1 graph has no use for it.
 JVP_MODES = ("eager", "function", "xla")
@@ -56,7 +56,7 @@ class _JvpRunner:
             primals = gradient_sources(target, tensors, wrt)
             with tf.autodiff.ForwardAccumulator(primals, list(tangents)) as accumulator:
                 outputs = target(tensors)
-            return [_dense_or_zeros(accumulator.jvp(outputs[k]), outputs[k]) for k in out_index]
+            return [dense_or_zeros(accumulator.jvp(outputs[k]), outputs[k]) for k in out_index]
 
         def batched(tensors, tangents):
             return tf.vectorized_map(lambda t: jvp(tensors, t), list(tangents),
@@ -74,8 +74,3 @@ class _JvpRunner:
         tf = _tf.tf()
         batch = [tf.constant(t) for t in tangents]
         return [np.asarray(j.numpy()) for j in self.call(self.tensors, batch)]
-
-
-def _dense_or_zeros(jvp, like):
-    tf = _tf.tf()
-    return tf.zeros_like(like) if jvp is None else jvp

@@ -17,13 +17,6 @@ from gradcheck import _tf
 
 MODE_NAMES = ("eager", "function", "graph", "xla")
 
-MODE_DESCRIPTIONS = {
-    "eager": "eager execution with tf.GradientTape",
-    "function": "tf.function with tf.GradientTape",
-    "graph": "a tf.compat.v1 Graph with tf.gradients and a Session",
-    "xla": "tf.function(jit_compile=True) with tf.GradientTape",
-}
-
 
 def resolve_modes(modes):
     if modes is None:
@@ -57,7 +50,7 @@ def vjp_inline(mode, target, tensors, wrt, out_index, cotangents):
         outputs = target(tensors)
         selected = [outputs[k] for k in out_index]
         grads = tf.gradients(selected, sources, grad_ys=_cast_like(cotangents, selected))
-    return [_dense_or_zeros(g, tensors[i]) for g, i in zip(grads, wrt)]
+    return [dense_or_zeros(g, tensors[i]) for g, i in zip(grads, wrt)]
 
 
 def gradient_sources(target, tensors, wrt):
@@ -72,7 +65,7 @@ def _cast_like(cotangents, outputs):
     return [tf.cast(c, y.dtype) for c, y in zip(cotangents, outputs)]
 
 
-def _dense_or_zeros(gradient, like):
+def dense_or_zeros(gradient, like):
     tf = _tf.tf()
     if gradient is None:
         return tf.zeros_like(like)

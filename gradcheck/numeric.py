@@ -30,7 +30,7 @@ class NumericJacobian:
 
 
 def base_step(dtype):
-    return float(ml_dtypes_finfo(dtype).eps) ** 0.2
+    return float(finfo(dtype).eps) ** 0.2
 
 
 def step_scales(x_real, dtype, eps=None):
@@ -182,11 +182,11 @@ def _at_scale(evaluate, i, x, x_real, h, columns, f0, chunk):
     finite = np.isfinite(value) & np.isfinite(estimate)
     value = np.where(finite, value, np.nan)
     estimate = np.where(finite, estimate, np.inf)
-    kink = _kinks(y, taken, f0, x.dtype)
+    kink = kinks_at(y, taken, f0, x.dtype)
     return value[:wanted], estimate[:wanted], kink[:wanted]
 
 
-def _kinks(y, taken, f0, dtype):
+def kinks_at(y, taken, f0, dtype):
     """(cols, out): where forward and backward differences disagree by a jump
     that does not shrink with the step, as it would if it were curvature."""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -197,11 +197,11 @@ def _kinks(y, taken, f0, dtype):
 
         jump_full, _ = jump(0, 1)
         jump_half, slope = jump(2, 3)
-        noise = np.sqrt(float(ml_dtypes_finfo(dtype).eps)) * np.maximum(slope, 1.0)
+        noise = np.sqrt(float(finfo(dtype).eps)) * np.maximum(slope, 1.0)
         return (np.abs(jump_half) > noise) & (np.abs(jump_full) < 1.5 * np.abs(jump_half))
 
 
-def ml_dtypes_finfo(dtype):
+def finfo(dtype):
     import ml_dtypes  # installed with TensorFlow; its finfo knows bfloat16 too
 
     return ml_dtypes.finfo(layout.real_numpy_dtype(dtype))

@@ -10,6 +10,7 @@ from gradcheck.session import CheckLog, summary_lines
 
 LOG = pytest.StashKey()
 CURRENT_TEST = pytest.StashKey()
+_UNCOVERED = pytest.StashKey()  # gradients the coverage gate found unchecked
 
 _OPTIONS = [
     # (name, help, parse)
@@ -219,8 +220,6 @@ def pytest_terminal_summary(terminalreporter, config):
         for name, where in sorted(gap.items()):
             terminalreporter.write_line(f"  {name}: {where}")
 
-
-_UNCOVERED = pytest.StashKey()
 
 
 def pytest_sessionfinish(session, exitstatus):

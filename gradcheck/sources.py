@@ -100,10 +100,10 @@ class DeclaredGradient(TracedRunner):
     """The VJPs of a user's `reference(*inputs, *upstream_grads) -> grads`,
     batched like a mode's so the two Jacobians line up row for row."""
 
-    def __init__(self, reference, inputs, wrt, n_outputs, device, describe):
+    def __init__(self, reference, inputs, wrt, device, describe):
         tf = _tf.tf()
         self.reference, self.wrt, self.n_inputs = reference, wrt, len(inputs)
-        self.n_outputs, self.device, self.describe = n_outputs, device, describe
+        self.device, self.describe = device, describe
         with tf.device(device):
             self.tensors = [tf.constant(v) for v in inputs]
         self.slots = GradientSlots()

@@ -1,7 +1,6 @@
 """The pytest plugin, run for real in a subprocess with pytester."""
 import json
 import re
-import sys
 
 import pytest
 
@@ -224,7 +223,7 @@ def test_nothing():
 """)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
-    assert sys.modules  # the plugin was loaded: its options are known
+    # ...and the plugin was loaded all the same: its options are known.
     assert "--gradcheck-json" in pytester.runpytest_subprocess("--help").stdout.str()
 
 
