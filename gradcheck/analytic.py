@@ -28,20 +28,21 @@ def analytic_jacobian(run, inputs, wrt, outputs, scales, batch_size):
     `inputs` are the CheckInputs, `outputs` the differentiable OutputSpecs.
     """
     total_rows = sum(spec.real_size for spec in outputs)
-    rows_per_input = {i: np.zeros((total_rows, inputs[i].real_size)) for i in wrt}
+    rows_per_input = {i: np.empty((total_rows, inputs[i].real_size)) for i in wrt}
     if total_rows == 0:
         # No rows, but the gradient must still exist with the input's shape and dtype.
         grads = run.vjp(_cotangents(outputs, np.arange(0), scales, 1))
         for position, i in enumerate(wrt):
             _check_gradient(grads[position], inputs[i], 1)
     for start in range(0, total_rows, batch_size):
-        rows = np.arange(start, min(start + batch_size, total_rows))
-        cotangents = _cotangents(outputs, rows, scales, batch_size)
+        stop = min(start + batch_size, total_rows)
+        cotangents = _cotangents(outputs, np.arange(start, stop), scales, batch_size)
         grads = run.vjp(cotangents)
         for position, i in enumerate(wrt):
             _check_gradient(grads[position], inputs[i], batch_size)
-            real = layout.real_view_batch(grads[position])[: len(rows)].astype(np.float64)
-            rows_per_input[i][rows] = real / scales[rows, None]
+            rows = rows_per_input[i][start:stop]
+            rows[...] = layout.real_view_batch(grads[position])[: stop - start]
+            rows /= scales[start:stop, None]
     blocks = {}
     for i in wrt:
         row = 0

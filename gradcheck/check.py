@@ -10,7 +10,7 @@ from gradcheck import forward_mode as jvp
 from gradcheck import modes as execution_modes
 from gradcheck.devices import CPU, resolve_devices, short_name
 from gradcheck.errors import CheckSetupError, GradientCheckError
-from gradcheck.inputs import captured_variables, normalise_inputs
+from gradcheck.inputs import captured_variables, normalise_inputs, require_finite_inputs
 from gradcheck.outputs import flat_function, function_name, output_specs
 from gradcheck.report import DECLARED, FINITE_DIFFERENCES, GradientReport, ModeResult, PairResult
 
@@ -54,6 +54,7 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
     method = _validate_options(method, order, eps, reference)
     override_map = sources.validate_override_map(override_map)
     check_inputs = normalise_inputs(fn, inputs)
+    require_finite_inputs(check_inputs)
     n_arguments = len(check_inputs)
     variables = captured_variables(fn, check_inputs)
     check_inputs += variables
@@ -85,6 +86,9 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
         fn, base, [x.value for x in check_inputs], override_map)
     target_for = _only_where_honoured(lambda mode: base, override_map)
     with _tf.quiet_logs(), _restored(variables):
+        if variables:
+            forward.require_stateless(flat_function(fn), [x.value for x in check_inputs[:n_arguments]],
+                                      variables)
         for current in range(1, order + 1):
             declared = reference if current == 1 else None
             checked = _check_order(current, target_for, check_inputs, wrt, settings, report, declared)
@@ -213,7 +217,8 @@ def _check_order(order, target_for, check_inputs, wrt, settings, report, declare
     reference = numeric.numeric_jacobian(evaluate, wide, wrt, diff_specs,
                                          [at_inputs[k] for k in out_index], settings.eps,
                                          pattern=pattern)
-    _refine_where_gradients_disagree(reference, results, intended, context)
+    _refine_where_gradients_disagree(reference, results, intended, context, pattern)
+    context.support = _comparison_support(reference, pattern, context)
     expected = reference.blocks
     context.kinks = reference.kinks
     _note_kinks(reference, check_inputs, wrt, report, order)
@@ -226,10 +231,13 @@ def _check_order(order, target_for, check_inputs, wrt, settings, report, declare
     return _Checked(specs, out_index)
 
 
-def _refine_where_gradients_disagree(reference, results, intended, context):
+def _refine_where_gradients_disagree(reference, results, intended, context, pattern):
     """Columns from compressed differences where any gradient disagrees are
     differenced one at a time, so that a wrong sparsity claim is blamed on the
-    right entry rather than on its neighbour in the group."""
+    right entry rather than on its neighbour in the group.
+
+    Only the pattern's entries are compared: outside it every gradient is zero
+    (the pattern is their union) and so is the compressed reference."""
     jacobians = [r[0] for r in results.values()] + ([intended] if intended is not None else [])
     for i in context.wrt:
         if not len(reference.compressed.get(i, [])):
@@ -237,13 +245,37 @@ def _refine_where_gradients_disagree(reference, results, intended, context):
         atol, rtol = compare.tolerance_for(context.check_inputs[i].dtype, context.settings.atol,
                                            context.settings.rtol)
         suspect = np.zeros(context.check_inputs[i].real_size, dtype=bool)
-        for blocks in jacobians:
-            for k in range(len(context.diff_specs)):
-                expected = reference.blocks[(k, i)]
+        offset = 0
+        for k, spec in enumerate(context.diff_specs):
+            rows, columns = np.nonzero(pattern[i][offset:offset + spec.real_size])
+            offset += spec.real_size
+            expected = reference.blocks[(k, i)][rows, columns]
+            for blocks in jacobians:
                 with np.errstate(invalid="ignore"):
-                    wrong = ~(np.abs(blocks[(k, i)] - expected) <= atol + rtol * np.abs(expected))
-                suspect |= wrong.any(axis=0)
+                    wrong = ~(np.abs(blocks[(k, i)][rows, columns] - expected)
+                              <= atol + rtol * np.abs(expected))
+                suspect[columns[wrong]] = True
         reference.refine(i, np.flatnonzero(suspect))
+
+
+def _comparison_support(reference, pattern, context):
+    """{(k, i): (rows, columns)} where the gradients or the reference can be
+    nonzero, for inputs whose reference came (mostly) from compressed differences:
+    the pattern, plus every column differenced on its own. Blocks that are not
+    sparse enough for this to pay are compared in full."""
+    support = {}
+    for i, grouped in reference.compressed.items():
+        if not len(grouped):
+            continue
+        mask = pattern[i].copy()
+        mask[:, np.setdiff1d(np.arange(mask.shape[1]), grouped)] = True
+        if np.count_nonzero(mask) * 8 > mask.size:
+            continue
+        offset = 0
+        for k, spec in enumerate(context.diff_specs):
+            support[(k, i)] = np.nonzero(mask[offset:offset + spec.real_size])
+            offset += spec.real_size
+    return support
 
 
 def _claimed_sparsity(jacobians, wrt, diff_specs):
@@ -390,6 +422,7 @@ class _OrderContext:
         self.order, self.check_inputs, self.wrt, self.out_index = order, check_inputs, wrt, out_index
         self.diff_specs, self.scales, self.batch = diff_specs, scales, batch
         self.settings, self.report, self.kinks = settings, report, kinks
+        self.support = {}
 
     def jacobian(self, run):
         return analytic.analytic_jacobian(run, self.check_inputs, self.wrt, self.diff_specs,
@@ -464,7 +497,7 @@ class _OrderContext:
                      kinks=self.kinks)
         if intended is not None:
             self.compare(blocks, intended, DECLARED, where, set())
-        self.compare(blocks, reverse, f"{mode} reverse mode", where, set())
+        self.compare(blocks, reverse, f"{mode} reverse mode", where, set(), exact_nonfinite=True)
 
     def _record(self, device_name, mode, status, reason=""):
         result = ModeResult(device_name, mode, self.order, status, reason)
@@ -492,8 +525,10 @@ class _OrderContext:
         for (device_name, mode), (blocks, result, none_inputs) in results.items():
             where = (device_name, mode)
             fd_pairs = self.compare(blocks, expected, FINITE_DIFFERENCES, where, none_inputs,
-                                    decisive=intended is None, kinks=self.kinks)
-            declared_pairs = (self.compare(blocks, intended, DECLARED, where, none_inputs)
+                                    decisive=intended is None, kinks=self.kinks,
+                                    support=self.support)
+            declared_pairs = (self.compare(blocks, intended, DECLARED, where, none_inputs,
+                                           support=self.support)
                               if intended is not None else None)
             result.obtained = _obtained(fd_pairs, declared_pairs, none_inputs, len(self.wrt))
             agreement[where] = all(p.ok for p in (declared_pairs or fd_pairs))
@@ -512,17 +547,23 @@ class _OrderContext:
         label = f"{base[1]} on {base[0]}"
         for key in keys:
             if key != base:
-                self.compare(results[key][0], results[base][0], label, key, results[key][2])
+                self.compare(results[key][0], results[base][0], label, key, results[key][2],
+                             support=self.support, exact_nonfinite=True)
 
-    def compare(self, actual, expected, against, where, none_inputs, decisive=True, kinks=None):
+    def compare(self, actual, expected, against, where, none_inputs, decisive=True, kinks=None,
+                support=None, exact_nonfinite=False):
+        """Report rows for every block; `support` (see _comparison_support) only
+        for arrays that are zero outside the gradients' joined sparsity."""
         device_name, mode = where
+        support = support or {}
         pairs = []
         for position, i in enumerate(self.wrt):
             x = self.check_inputs[i]
             atol, rtol = compare.tolerance_for(x.dtype, self.settings.atol, self.settings.rtol)
             for k, spec in enumerate(self.diff_specs):
                 result = compare.compare_block(actual[(k, i)], expected[(k, i)], atol, rtol,
-                                               None if kinks is None else kinks[(k, i)])
+                                               None if kinks is None else kinks[(k, i)],
+                                               support.get((k, i)), exact_nonfinite)
                 worst_output = worst_input = "(no entries)"
                 if result.worst:
                     row, col = result.worst

@@ -56,35 +56,49 @@ class BlockComparison:
 _CHUNK_ENTRIES = 1 << 18  # rows are compared in pieces that stay in cache
 
 
-def compare_block(actual, expected, atol, rtol, kinks=None):
+def compare_block(actual, expected, atol, rtol, kinks=None, support=None, exact_nonfinite=False):
     """Compare two (rows, columns) float64 arrays element by element; entries
-    where `kinks` is True, or where the reference is not finite, are left out."""
+    where `kinks` is True, or where the reference is not finite, are left out.
+
+    With `exact_nonfinite` (two gradients compared with each other) a NaN or an
+    infinity is not left out: it must be matched by the same value.
+
+    `support`, if given, is the (rows, columns) index arrays of the only entries
+    where either array can be nonzero: the others are equal and are skipped."""
     if actual.size == 0:
         return BlockComparison(0, 0, 0, 0, 0.0, 0.0, None, np.nan, np.nan)
+    if support is not None:
+        return _compare_on_support(actual, expected, atol, rtol, kinks, support, exact_nonfinite)
     rows_per_chunk = max(1, _CHUNK_ENTRIES // max(actual.shape[1], 1))
-    totals = _Totals()
+    totals = _Totals(exact_nonfinite)
     for start in range(0, actual.shape[0], rows_per_chunk):
         piece = slice(start, start + rows_per_chunk)
         totals.add(start, actual[piece], expected[piece], atol, rtol,
                    None if kinks is None else kinks[piece])
-    row, col = totals.worst
-    return BlockComparison(
-        n_total=int(actual.size), n_failed=totals.failed, n_unreliable=totals.unreliable,
-        n_kinks=totals.kinks, max_abs_error=totals.max_abs, max_rel_error=totals.max_rel,
-        worst=(row, col), worst_actual=float(actual[row, col]),
-        worst_expected=float(expected[row, col]),
-    )
+    return totals.result(actual, expected, totals.worst)
+
+
+def _compare_on_support(actual, expected, atol, rtol, kinks, support, exact_nonfinite):
+    rows, columns = support
+    totals = _Totals(exact_nonfinite)
+    if rows.size:
+        totals.add(0, actual[rows, columns][None], expected[rows, columns][None], atol, rtol,
+                   None if kinks is None else kinks[rows, columns][None])
+        entry = totals.worst[1]
+        return totals.result(actual, expected, (int(rows[entry]), int(columns[entry])))
+    return totals.result(actual, expected, (0, 0))
 
 
 class _Totals:
-    def __init__(self):
+    def __init__(self, exact_nonfinite=False):
+        self.exact_nonfinite = exact_nonfinite
         self.failed = self.unreliable = self.kinks = 0
         self.max_abs = self.max_rel = 0.0
         self.worst_badness, self.worst = -1.0, (0, 0)
 
     def add(self, first_row, actual, expected, atol, rtol, kinks):
         finite_reference = np.isfinite(expected)
-        left_out = ~finite_reference
+        left_out = np.zeros_like(finite_reference) if self.exact_nonfinite else ~finite_reference
         self.unreliable += int(np.count_nonzero(left_out))
         if kinks is not None:
             self.kinks += int(np.count_nonzero(kinks & finite_reference))
@@ -92,6 +106,10 @@ class _Totals:
         with np.errstate(invalid="ignore", over="ignore"):
             magnitude = np.abs(expected)
             abs_error = np.abs(actual - expected)
+            if self.exact_nonfinite:
+                same = (actual == expected) | (np.isnan(actual) & np.isnan(expected))
+                abs_error[same & ~finite_reference] = 0.0
+                magnitude[~finite_reference] = 0.0
             abs_error[np.isnan(abs_error)] = np.inf  # a NaN gradient fails
             abs_error[left_out] = 0.0
             magnitude[left_out] = 0.0
@@ -106,3 +124,12 @@ class _Totals:
             self.worst_badness = float(badness.flat[flat])
             row, col = np.unravel_index(flat, badness.shape)
             self.worst = (first_row + int(row), int(col))
+
+    def result(self, actual, expected, worst):
+        row, col = worst
+        return BlockComparison(
+            n_total=int(actual.size), n_failed=self.failed, n_unreliable=self.unreliable,
+            n_kinks=self.kinks, max_abs_error=self.max_abs, max_rel_error=self.max_rel,
+            worst=(row, col), worst_actual=float(actual[row, col]),
+            worst_expected=float(expected[row, col]),
+        )

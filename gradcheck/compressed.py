@@ -25,8 +25,9 @@ def groups_of(support):
     if support.sum() > out_size * n / _MIN_SAVING:
         return None
     used, members = [], []
-    for column in range(n):
-        rows = np.flatnonzero(support[:, column])
+    columns, all_rows = np.nonzero(support.T)  # column-major order, in one pass
+    rows_of = np.split(all_rows, np.searchsorted(columns, np.arange(1, n)))
+    for column, rows in enumerate(rows_of):
         for group, taken in enumerate(used):
             if not taken[rows].any():
                 taken[rows] = True

@@ -70,14 +70,22 @@ class Directional:
     OFFSETS = np.array([1.0, -1.0, 0.5, -0.5])
 
     def outputs(self, directions):
-        """(directions, 4, outputs): f at x + o h d for o in OFFSETS."""
-        real = self.x_real[None, None] + (self.h * self.OFFSETS)[None, :, None] \
-            * np.asarray(directions)[:, None]
-        real = real.astype(self.x_real.dtype, copy=False)
-        batch = layout.from_real_view(real.reshape(-1, self.x_real.size), self.x.dtype, self.x.shape)
+        """(directions, 4, outputs): f at x + o h d for o in OFFSETS, evaluated
+        in calls of at most BUDGET_BYTES of perturbed inputs (at least one)."""
+        steps = [(d, o) for d in range(len(directions)) for o in self.OFFSETS]
+        per_call = max(1, self.BUDGET_BYTES // (8 * max(self.x_real.size, 1)))
+        parts = [self._evaluate([self.x_real + o * self.h * np.asarray(directions[d])
+                                 for d, o in steps[start:start + per_call]])
+                 for start in range(0, len(steps), per_call)]
+        return np.concatenate(parts).reshape(len(directions), len(self.OFFSETS), -1)
+
+    BUDGET_BYTES = 64 << 20
+
+    def _evaluate(self, perturbed):
+        real = np.stack(perturbed).astype(self.x_real.dtype, copy=False)
+        batch = layout.from_real_view(real, self.x.dtype, self.x.shape)
         results = self.evaluate(self.i, batch)
-        y = np.concatenate([layout.real_view_batch(r).astype(np.float64) for r in results], axis=1)
-        return y.reshape(len(directions), 4, -1)
+        return np.concatenate([layout.real_view_batch(r).astype(np.float64) for r in results], axis=1)
 
     def derivatives(self, directions, u):
         """(values, error estimates) of u^T J d for each direction d."""

@@ -1,5 +1,7 @@
 """The forward pass before any gradient: does it run, is it finite, is it
 deterministic, and in which precision can the reference be computed."""
+import re
+
 import numpy as np
 
 from gradcheck import _tf, layout
@@ -13,10 +15,14 @@ _WIDE = {"float16": "float64", "bfloat16": "float64", "float32": "float64", "flo
          "complex64": "complex128", "complex128": "complex128"}
 
 
+# TensorFlow's DT_ names that differ from the dtype names users write.
+_DTYPE_NAMES = {"half": "float16", "float": "float32", "double": "float64"}
+
+
 def probe(target, values):
     """The function's outputs at the inputs, from tf.function or else eagerly."""
     tf = _tf.tf()
-    errors = []
+    errors = {}
     for runs_as_function in (True, False):
         try:
             call = traced(target) if runs_as_function else (lambda *xs: target(list(xs)))
@@ -25,8 +31,12 @@ def probe(target, values):
         except CheckSetupError:
             raise
         except Exception as error:  # noqa: BLE001  (reported to the user with the reason)
-            errors.append(("tf.function" if runs_as_function else "eagerly") + ": " + reason(error))
-    raise CheckSetupError("the function raised when called on the inputs, " + "; ".join(errors))
+            errors["tf.function" if runs_as_function else "eagerly"] = reason(error)
+    if len(set(errors.values())) == 1:
+        raise CheckSetupError("the function raised when called on the inputs: "
+                              + next(iter(errors.values())))
+    raise CheckSetupError("the function raised when called on the inputs, "
+                          + "; ".join(f"{how}: {text}" for how, text in errors.items()))
 
 
 def traced(target):
@@ -63,14 +73,29 @@ def require_deterministic(target, native, values, specs):
             )
 
 
+def require_stateless(target, arguments, variables):
+    """Two plain calls (the variables left as the function leaves them) must
+    agree: a function that updates a variable it reads (an assign_add inside it)
+    is not one function of its inputs, and finite differences would chase it."""
+    first, second = probe(target, arguments), probe(target, arguments)
+    for name, a, b in zip(target.output_names, first, second):
+        if not np.array_equal(a, b, equal_nan=True):
+            raise CheckSetupError(
+                f"the function changes its own state: two calls with the same inputs gave "
+                f"different values of {name}. It reads the variable(s) "
+                f"{', '.join(x.name for x in variables)}; if it also updates them (assign, "
+                "assign_add, an optimizer step), move the update out of the function.")
+
+
 def require_jacobian_fits(check_inputs, wrt, diff_specs):
     rows = sum(s.real_size for s in diff_specs)
     columns = sum(check_inputs[i].real_size for i in wrt)
     if rows * columns > MAX_JACOBIAN_ENTRIES:
         raise CheckSetupError(
             f"the full Jacobian has {rows} x {columns} real entries, more than full mode "
-            f"holds ({MAX_JACOBIAN_ENTRIES}); check smaller inputs or reduce the outputs "
-            "(a sum of the outputs, say)."
+            f"holds ({MAX_JACOBIAN_ENTRIES}): use method='fast' (random projections; "
+            "method='auto' picks it for large checks), check smaller inputs, or reduce the "
+            "outputs (a sum of the outputs, say)."
         )
 
 
@@ -95,8 +120,19 @@ def reference_inputs(target, check_inputs, native_outputs):
         "Richardson extrapolation in the input precision)"), native_outputs
 
 
+_MISSING_KERNEL = re.compile(r"(?:No OpKernel was registered to support Op '(\w+)'.*?T=DT_(\w+)"
+                             r"|Could not find device for node: \{\{node (\w+)\}\} = \w+\[T=DT_(\w+))")
+
+
 def reason(error):
     """A one-line account of an exception, TensorFlow's traceback noise removed."""
+    missing = _MISSING_KERNEL.search(str(error))
+    if missing:
+        op = missing.group(1) or missing.group(3)
+        dtype = (missing.group(2) or missing.group(4)).lower()
+        return (f"TensorFlow has no kernel for {op} with dtype {_DTYPE_NAMES.get(dtype, dtype)} "
+                "here; check a dtype it supports (gradcheck.strategies.dtypes(fn=...) draws only "
+                "those)")
     lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
     if lines and lines[0].startswith("in user code"):
         # An error raised while tracing: its own message is the last line,

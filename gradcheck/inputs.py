@@ -5,6 +5,7 @@ import inspect
 import numpy as np
 
 from gradcheck import _tf
+from gradcheck.errors import CheckSetupError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,6 +70,24 @@ def _normalise_one(name, value):
             f"a tensor: {error}"
         ) from None
     return CheckInput(name=name, value=np.array(tensor.numpy()), dtype=tensor.dtype.name)
+
+
+def require_finite_inputs(check_inputs):
+    """Finite differences around a NaN or an infinity mean nothing: refuse them."""
+    from gradcheck import layout
+
+    for x in check_inputs:
+        if not x.differentiable:
+            continue
+        bad = ~np.isfinite(layout.real_view(x.value).astype(np.float64))
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            where = layout.component_label(x.name, x.shape, x.is_complex, first)
+            value = layout.real_view(x.value).reshape(-1)[first]
+            raise CheckSetupError(
+                f"input {where} is {value}, and {int(bad.sum())} real component(s) of "
+                f"{x.name} are not finite: gradients can only be checked at finite inputs. "
+                "Draw the inputs from the function's domain (gradcheck.strategies keeps them finite).")
 
 
 def captured_variables(fn, check_inputs):

@@ -158,6 +158,7 @@ class EagerRunner(Runner):
         self.slots = GradientSlots()
         rows = sum(int(np.prod(y.shape)) * (2 if y.dtype.is_complex else 1) for y in self.selected)
         self.row_by_row = rows <= self.EAGER_ROW_LIMIT
+        self._batched = None
 
     def forward(self):
         return [np.asarray(y.numpy()) for y in self.outputs]
@@ -168,9 +169,14 @@ class EagerRunner(Runner):
 
     def _vectorized_vjp(self, cotangents):
         tf = _tf.tf()
+        if self._batched is None:
+            # tf.vectorized_map traces its loop body on every call; one function
+            # for the runner traces it once for all batches (they share a shape).
+            self._batched = tf.function(
+                lambda batch: tf.vectorized_map(self._gradient, batch, fallback_to_while_loop=True),
+                autograph=False)
         with tf.device(self.device):
-            batch = [tf.constant(c) for c in cotangents]
-            result = tf.vectorized_map(self._gradient, batch, fallback_to_while_loop=True)
+            result = self._batched([tf.constant(c) for c in cotangents])
         return [np.asarray(g.numpy()) for g in result]
 
     def _row_vjp(self, row_cotangents):

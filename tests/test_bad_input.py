@@ -1,7 +1,13 @@
 """Functions and inputs that cannot be checked get a clear error, never a pass."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import tensorflow as tf
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from gradcheck import CheckSetupError, GradientCheckError, check_gradients
 
@@ -133,3 +139,105 @@ def test_a_value_read_in_python_cuts_the_gradient_and_is_caught():
 
     with pytest.raises(GradientCheckError, match=r"d output\[\d\] / d x\[0\]"):
         check_gradients(scales_by_its_first_element, [X], modes=["eager"])
+
+
+@tf.custom_gradient
+def square_with_nan_gradient(x):
+    return x * x, lambda dy: dy * tf.math.log(x - 10.0)  # log of a negative number: NaN
+
+
+@tf.custom_gradient
+def square_with_infinite_gradient(x):
+    return x * x, lambda dy: dy * 2.0 * x / (x - x)
+
+
+@pytest.mark.parametrize("fn, shown", [(square_with_nan_gradient, "is nan"),
+                                       (square_with_infinite_gradient, "is inf")])
+def test_a_non_finite_gradient_fails_in_every_mode_and_the_modes_agree(fn, shown):
+    report = check_gradients(fn, [X], raise_on_failure=False)
+    against_fd = {p.mode for p in report.failed_pairs if p.against == "finite differences"}
+    assert against_fd == {"eager", "function", "graph", "xla"}
+    # Every mode gets the same NaN or infinity: no mode is blamed for disagreeing.
+    assert all(p.against == "finite differences" for p in report.failed_pairs)
+    assert shown in report.failure_message().splitlines()[0]
+
+
+def test_a_gradient_that_is_nan_in_one_mode_only_is_a_disagreement():
+    @tf.custom_gradient
+    def nan_in_graph_mode(x):
+        def grad(dy):
+            in_v1_graph = not tf.compat.v1.executing_eagerly_outside_functions()
+            return dy * (np.nan if in_v1_graph else 2.0) * x
+        return x * x, grad
+
+    report = check_gradients(nan_in_graph_mode, [X], modes=["eager", "graph"], raise_on_failure=False)
+    assert {(p.mode, p.against) for p in report.failed_pairs} == {
+        ("graph", "finite differences"), ("graph", "eager on CPU:0")}
+
+
+@settings(max_examples=15, deadline=None)
+@given(hnp.arrays(np.float64, st.integers(1, 6),
+                  elements=st.floats(allow_nan=True, allow_infinity=True, width=64))
+       .filter(lambda a: not np.isfinite(a).all()))
+def test_inputs_that_are_not_finite_are_refused_naming_the_first(x):
+    first = int(np.flatnonzero(~np.isfinite(x))[0])
+    with pytest.raises(CheckSetupError, match=rf"input x\[{first}\] is -?(nan|inf)"):
+        check_gradients(lambda x: x * 2.0, [x], modes=["eager"])
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from([None, 3, 2.5, "text", b"bytes", [], {}, (), object(), np.float64(1.0)]))
+def test_outputs_that_are_not_tensors_are_refused(value):
+    with pytest.raises(CheckSetupError, match="returned"):
+        check_gradients(lambda x: value, [X], modes=["eager"])
+
+
+def test_a_function_that_updates_a_variable_it_reads_is_refused_and_the_variable_restored():
+    counter = tf.Variable(1.0, dtype=tf.float64)
+
+    def counts_its_calls(x):
+        counter.assign_add(1.0)
+        return x * counter
+
+    with pytest.raises(CheckSetupError, match=r"changes its own state.*assign_add"):
+        check_gradients(counts_its_calls, [X])
+    # The one call that finds the variables a function reads cannot be undone
+    # (they are unknown before it); every later call of the check is.
+    assert counter.numpy() == 2.0
+
+
+def test_an_op_with_no_kernel_for_the_dtype_says_so():
+    with pytest.raises(CheckSetupError, match="no kernel for Erfinv with dtype float16"):
+        check_gradients(tf.math.erfinv, [X.astype(np.float16) / 4])
+
+
+def test_a_jacobian_too_large_for_full_mode_is_refused_with_the_way_out():
+    with pytest.raises(CheckSetupError, match=r"more than full mode holds.*method='fast'"):
+        check_gradients(tf.sin, [np.zeros(5000)], method="full")
+    assert check_gradients(tf.sin, [np.zeros(5000)], modes=["function"]).method == "fast"
+
+
+@pytest.mark.parametrize("reference, message", [
+    (lambda x: 2 * x, r"calling reference\(x, d_output\) failed"),
+    (lambda x, dy: (2 * x * dy, dy), "returned 2 gradient"),
+    (lambda x, dy: tf.zeros([5], tf.float64), r"shape \(5,\), but the input has shape \(3,\)"),
+])
+def test_a_reference_with_the_wrong_signature_is_refused(reference, message):
+    with pytest.raises(CheckSetupError, match=message):
+        check_gradients(lambda x: x * x, [X], reference=reference)
+
+
+def test_without_tensorflow_the_error_says_how_to_install_it(tmp_path):
+    script = tmp_path / "no_tensorflow.py"
+    script.write_text(
+        "import sys\n"
+        "sys.modules['tensorflow'] = None  # as if it were not installed\n"
+        "import gradcheck\n"
+        "try:\n"
+        "    gradcheck.check_gradients(lambda x: x, [[1.0]])\n"
+        "except ImportError as error:\n"
+        "    print(error)\n")
+    printed = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                             check=True).stdout
+    assert "TensorFlow 2.16 or newer" in printed
+    assert "pip install 'gradcheck[cpu]'" in printed

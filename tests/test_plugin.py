@@ -273,3 +273,31 @@ def test_profile():
     run(pytester, source, "--gradcheck-hypothesis-profile=ci").assert_outcomes(passed=1)
     wrong = run(pytester, source, "--gradcheck-hypothesis-profile=fast")
     assert wrong.ret == pytest.ExitCode.USAGE_ERROR
+
+
+BAD_INPUT_TESTS = HEADER + """
+def test_none_output(gradcheck):
+    gradcheck(lambda x: None, [np.ones(2)])
+
+def test_nan_input(gradcheck):
+    gradcheck(tf.sin, [np.array([1.0, np.nan])])
+
+def test_random_forward(gradcheck):
+    gradcheck(lambda x: x * tf.random.uniform((2,), dtype=tf.float64), [np.ones(2)])
+
+def test_no_kernel(gradcheck):
+    gradcheck(tf.math.erfinv, [np.full(2, 0.1, dtype=np.float16)])
+
+def test_still_running_afterwards(gradcheck):
+    gradcheck(tf.sin, [np.ones(2)], modes=["eager"])
+"""
+
+
+def test_bad_input_fails_its_own_test_with_the_reason_and_the_session_goes_on(pytester):
+    result = run(pytester, BAD_INPUT_TESTS)
+    result.assert_outcomes(passed=1, failed=4)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    output = result.stdout.str()
+    for reason in ("returned None", r"input x\[1\] is nan", "not deterministic",
+                   "no kernel for Erfinv with dtype float16"):
+        assert re.search(f"CheckSetupError: .*{reason}", output), reason

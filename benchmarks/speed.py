@@ -1,0 +1,180 @@
+"""gradcheck against tf.test.compute_gradient, side by side in one run: one table.
+
+Full mode: for each size, function and number of modes, gradcheck's time, the
+time tf.test.compute_gradient takes for the same work (the same function and
+input, once per mode: eagerly, under tf.function, in a v1 graph and session,
+and under tf.function(jit_compile=True)), their ratio, and full mode's time as a
+multiple of the batched forward evaluations alone (the 4 n perturbed inputs that
+uncompressed finite differences need). Everything is cold: each check gets a
+new function object, so its traces are made afresh.
+
+Fast mode: the time of a check of a 10^6-element input as a multiple of one
+forward plus one backward pass of the same function.
+
+Accuracy: the worst relative distance between the numeric and the analytic
+Jacobian, gradcheck's and compute_gradient's, in float64 and in float32 (a
+float32 function judged against gradcheck's float64 reference).
+
+    python benchmarks/speed.py     # about 4 minutes on 2 cores
+"""
+import math
+import os
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np
+import tensorflow as tf
+
+from gradcheck import analytic, check_gradients, modes, numeric
+from gradcheck.inputs import normalise_inputs
+from gradcheck.outputs import FlatFunction, output_specs
+
+SIZES = [int(s) for s in os.environ.get("GRADCHECK_BENCH_SIZES", "1000,4000").split(",")]
+FAST_SIZE = int(os.environ.get("GRADCHECK_BENCH_FAST_SIZE", "1000000"))
+# compute_gradient on the dense function at 4000 takes about 85 s a mode here:
+# above this size it is timed in one mode only, to keep the run under 5 minutes.
+ANCHOR_ALL_MODES_LIMIT = 60.0
+
+
+def elementwise(x):
+    return tf.sin(x) * tf.exp(x / 4)
+
+
+def make_dense(n):
+    # A numpy matrix (not an eager tensor), so that v1 graphs can embed it too;
+    # cast to the input's dtype, so that float32 checks get a float64 reference.
+    a = np.random.default_rng(0).normal(size=(n, n)) / np.sqrt(n)
+    return lambda x: tf.tanh(tf.linalg.matvec(tf.cast(a, x.dtype), x))
+
+
+def seconds(call, *args, **kwargs):
+    start = time.perf_counter()
+    result = call(*args, **kwargs)
+    return time.perf_counter() - start, result
+
+
+def fresh(fn):
+    """A new function object, so that no trace of an earlier check is reused."""
+    return lambda x: fn(x)
+
+
+def anchor(fn, x, mode):
+    """tf.test.compute_gradient's (theoretical, numerical) Jacobians in one mode."""
+    if mode == "graph":
+        with tf.Graph().as_default(), tf.compat.v1.Session():
+            (theoretical,), (numerical,) = tf.test.compute_gradient(fn, [x])
+        return theoretical, numerical
+    wrapped = {"eager": fn, "function": tf.function(fn),
+               "xla": tf.function(fn, jit_compile=True)}[mode]
+    (theoretical,), (numerical,) = tf.test.compute_gradient(wrapped, [tf.constant(x)])
+    return theoretical, numerical
+
+
+def anchor_seconds(fn, x, mode_names):
+    return sum(seconds(anchor, fresh(fn), x, mode)[0] for mode in mode_names)
+
+
+def forward_evaluations_seconds(fn, x):
+    """The batched forward evaluations of uncompressed finite differences alone."""
+    flat = FlatFunction(fresh(fn))
+    values = modes.runner("function", flat, [x], [0], [0], "/device:CPU:0", 1).forward()
+    specs = output_specs(flat.output_names, values)
+    evaluate = numeric.batched_evaluator(flat, [x], [0], "/device:CPU:0")
+    return seconds(numeric.numeric_jacobian, evaluate, [x], [0], specs, [values[0]])[0]
+
+
+def our_jacobians(fn, x):
+    """gradcheck's numeric (float64 reference) and analytic Jacobians."""
+    flat = FlatFunction(fn)
+    run = modes.runner("function", flat, [x], [0], [0], "/device:CPU:0", batch_size=512)
+    values = run.forward()
+    specs = output_specs(flat.output_names, values)
+    scales = analytic.row_scales(specs[0].real_size, np.random.default_rng(0))
+    theoretical = analytic.analytic_jacobian(run, normalise_inputs(fn, [x]), [0], specs, scales, 512)
+    wide = x.astype(np.float64)
+    evaluate = numeric.batched_evaluator(FlatFunction(fn), [wide], [0], "/device:CPU:0")
+    reference = numeric.numeric_jacobian(evaluate, [wide], [0], specs, [values[0].astype(np.float64)])
+    return theoretical[(0, 0)], reference.blocks[(0, 0)]
+
+
+def worst_relative(a, b):
+    scale = np.maximum(np.abs(b), 1e-3 * np.abs(b).max())
+    return float(np.max(np.abs(a - b) / scale))
+
+
+def full_mode_rows():
+    for n in SIZES:
+        x = np.random.default_rng(1).uniform(-1, 1, size=n)
+        for name, fn in (("elementwise", elementwise), ("dense", make_dense(n))):
+            forward = forward_evaluations_seconds(fn, x)
+            one, _ = seconds(check_gradients, fresh(fn), [x], modes=["function"], method="full")
+            one_anchor = anchor_seconds(fn, x, ["function"])
+            print(_full_row(name, n, 1, one, one_anchor, one, forward), flush=True)
+            four, _ = seconds(check_gradients, fresh(fn), [x], method="full")
+            four_anchor = (anchor_seconds(fn, x, modes.MODE_NAMES)
+                           if one_anchor < ANCHOR_ALL_MODES_LIMIT else None)
+            print(_full_row(name, n, 4, four, four_anchor, one, forward), flush=True)
+
+
+def _full_row(name, n, n_modes, ours, theirs, one_mode, forward):
+    anchor_text = (f"{theirs:14.2f} s  {theirs / ours:7.1f}x" if theirs
+                   else f"{'not run (slow)':>16s}  {'':>8s}")
+    return (f"{name:12s} {n:6d} {n_modes:5d}  {ours:8.2f} s  {anchor_text}  {ours / one_mode:9.2f}x"
+            f"  {ours / forward:10.2f}x")
+
+
+def fast_mode_rows():
+    side = math.isqrt(FAST_SIZE)
+    w = np.random.default_rng(2).normal(size=(side, side)) / np.sqrt(side)
+    cases = (("elementwise", elementwise, (FAST_SIZE,)),
+             ("tanh(X W)", lambda x: tf.tanh(x @ tf.cast(w, x.dtype)), (side, side)))
+    for name, fn, shape in cases:
+        for dtype in ("float32", "float64"):
+            x = np.random.default_rng(0).uniform(-1, 1, size=shape).astype(dtype)
+            single = _forward_backward_seconds(fn, tf.constant(x))
+            cold, _ = seconds(check_gradients, fresh(fn), [x], method="fast", modes=["function"])
+            print(f"{name:12s} {dtype:8s} {x.size:8d}  forward+backward {single * 1e3:7.1f} ms  "
+                  f"fast check {cold * 1e3:7.0f} ms = {cold / single:6.1f} x", flush=True)
+
+
+def _forward_backward_seconds(fn, x, repeat=5):
+    @tf.function
+    def forward_backward(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x)
+        return tape.gradient(y, x, output_gradients=tf.ones_like(y))
+
+    forward_backward(x).numpy()  # traced once, then timed
+    return min(seconds(lambda: forward_backward(x).numpy())[0] for _ in range(repeat))
+
+
+def accuracy_rows():
+    n = 1000
+    x = np.random.default_rng(1).uniform(-1, 1, size=n)
+    for name, fn in (("elementwise", elementwise), ("dense", make_dense(n))):
+        theoretical, numerical = anchor(fresh(fn), x, "function")
+        ours_analytic, ours_numeric = our_jacobians(fresh(fn), x)
+        x32 = x.astype(np.float32)
+        theoretical32, numerical32 = anchor(fresh(fn), x32, "function")
+        ours_analytic32, reference64 = our_jacobians(fresh(fn), x32)
+        print(f"{name:12s} float64: gradcheck {worst_relative(ours_numeric, ours_analytic):8.1e}  "
+              f"compute_gradient {worst_relative(numerical, theoretical):8.1e}   "
+              f"float32: gradcheck {worst_relative(reference64, ours_analytic32):8.1e}  "
+              f"compute_gradient {worst_relative(numerical32, theoretical32):8.1e}", flush=True)
+
+
+def main():
+    print("Full mode, float64, cold (tracing included)")
+    print(f"{'function':12s} {'n':>6s} {'modes':>5s}  {'gradcheck':>10s}  {'compute_gradient':>16s}"
+          f"  {'speed-up':>8s}  {'vs 1 mode':>9s}  {'vs forward evaluations':>10s}")
+    full_mode_rows()
+    print("\nFast mode, cold, as a multiple of one forward + backward pass")
+    fast_mode_rows()
+    print("\nAccuracy: worst relative distance between numeric and analytic Jacobians, n = 1000")
+    accuracy_rows()
+
+
+if __name__ == "__main__":
+    main()
