@@ -16,6 +16,10 @@ class GradientShapeError(Exception):
     """The gradient of an input does not have the input's shape or dtype."""
 
 
+class ColumnsUnusable(Exception):
+    """The Jacobian cannot be built from columns here; build it from rows."""
+
+
 def row_scales(total_rows, rng):
     return rng.choice(_SCALES, size=total_rows)
 
@@ -83,3 +87,88 @@ def _check_gradient(gradient, check_input, batch_size):
             f"{np.dtype(gradient.dtype).name}, but the input is {check_input.dtype}"
         )
 
+
+
+def columns_pay(inputs, wrt, outputs):
+    """Columns (JVPs through the VJP) instead of rows when the inputs have at most
+    half as many real components as the outputs; real dtypes only."""
+    if any(inputs[i].is_complex for i in wrt) or any(spec.is_complex for spec in outputs):
+        return False
+    columns = sum(inputs[i].real_size for i in wrt)
+    return 0 < 2 * columns <= sum(spec.real_size for spec in outputs)
+
+
+def jacobian_by_columns(run, inputs, wrt, outputs, scales, batch_size, rng, tolerance_for):
+    """blocks[(k, i)] from batched columns J v (`run.jvp`), v = basis vector times
+    a scale; then verified: for random cotangents u, the VJPs run.vjp(u) must
+    equal J^T u, else the gradient is not linear in its upstream gradient and
+    ColumnsUnusable is raised. `tolerance_for(input)` gives (atol, rtol)."""
+    fixed = [_random_cotangent(spec, rng) for spec in outputs]
+    total_rows = sum(spec.real_size for spec in outputs)
+    offsets = np.cumsum([0] + [inputs[i].real_size for i in wrt])
+    columns_per_input = {i: np.empty((total_rows, inputs[i].real_size)) for i in wrt}
+    for start in range(0, offsets[-1], batch_size):
+        stop = min(start + batch_size, offsets[-1])
+        tangents = _tangents(inputs, wrt, offsets, np.arange(start, stop), scales, batch_size)
+        results = run.jvp(fixed, tangents)
+        real = np.concatenate([np.asarray(r, dtype=np.float64).reshape(batch_size, -1)
+                               for r in results], axis=1)[: stop - start] / scales[start:stop, None]
+        for position, i in enumerate(wrt):
+            first, last = max(start, offsets[position]), min(stop, offsets[position + 1])
+            if first < last:
+                columns_per_input[i][:, first - offsets[position]:last - offsets[position]] = \
+                    real[first - start:last - start].T
+    blocks = _split_rows(columns_per_input, wrt, outputs)
+    _verify_against_vjps(run, blocks, inputs, wrt, outputs, rng, tolerance_for, batch_size)
+    return blocks
+
+
+def _random_cotangent(spec, rng):
+    values = rng.choice([-1.0, 1.0], size=spec.shape) * rng.uniform(0.5, 1.5, size=spec.shape)
+    return values.astype(_np_dtype(spec.dtype))
+
+
+def _tangents(inputs, wrt, offsets, columns, scales, batch_size):
+    """One (batch, *shape) tangent per input in wrt: basis vectors times scales."""
+    result = []
+    for position, i in enumerate(wrt):
+        real = np.zeros((batch_size, inputs[i].real_size))
+        mine = (columns >= offsets[position]) & (columns < offsets[position + 1])
+        real[np.flatnonzero(mine), columns[mine] - offsets[position]] = scales[columns[mine]]
+        result.append(real.astype(inputs[i].value.dtype).reshape((batch_size,) + inputs[i].shape))
+    return result
+
+
+def _split_rows(per_input, wrt, outputs):
+    blocks = {}
+    for i in wrt:
+        row = 0
+        for k, spec in enumerate(outputs):
+            blocks[(k, i)] = per_input[i][row:row + spec.real_size]
+            row += spec.real_size
+    return blocks
+
+
+def _verify_against_vjps(run, blocks, inputs, wrt, outputs, rng, tolerance_for, batch_size,
+                         count=2):
+    """Padded to `batch_size` rows, the batch the mode's VJPs are built for."""
+    us = [np.concatenate([_random_cotangent(spec, rng).reshape(-1) for spec in outputs])
+          for _ in range(count)]
+    cotangents, offset = [], 0
+    for spec in outputs:
+        rows = np.zeros((batch_size, spec.real_size))
+        rows[:count] = [u[offset:offset + spec.real_size] for u in us]
+        cotangents.append(rows.astype(_np_dtype(spec.dtype)).reshape((batch_size,) + tuple(spec.shape)))
+        offset += spec.real_size
+    grads = run.vjp(cotangents)
+    for position, i in enumerate(wrt):
+        _check_gradient(grads[position], inputs[i], batch_size)
+        jacobian = np.concatenate([blocks[(k, i)] for k in range(len(outputs))])
+        atol, rtol = tolerance_for(inputs[i])
+        vjps = np.asarray(grads[position], dtype=np.float64).reshape(batch_size, -1)[:count]
+        for u, g in zip(us, vjps):
+            allowed = atol + rtol * (np.abs(jacobian).T @ np.abs(u))
+            if not np.all(np.abs(g - jacobian.T @ u) <= allowed):
+                raise ColumnsUnusable(
+                    f"the gradient with respect to {inputs[i].name} is not linear in its "
+                    "upstream gradient")

@@ -90,6 +90,23 @@ class GradientSlots:
         return out
 
 
+def columns_from_vjp(vjp_of, fixed_cotangents, tangents):
+    """J v for each tangent v in the batch: `vjp_of(cotangents)` is differentiated
+    with respect to the cotangents, inside a batch of `tf.vectorized_map`."""
+    tf = _tf.tf()
+    fixed = list(fixed_cotangents)
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(fixed)
+        grads = vjp_of(fixed)
+
+    def one_column(v):
+        columns = outer.gradient(grads, fixed, output_gradients=list(v),
+                                 unconnected_gradients=tf.UnconnectedGradients.ZERO)
+        return list(columns)
+
+    return tf.vectorized_map(one_column, list(tangents), fallback_to_while_loop=True)
+
+
 def compiled(target, key, build):
     """`build()`, cached on the target so that checks of the same function with
     inputs of the same signature reuse their traces (Hypothesis runs hundreds)."""
@@ -128,6 +145,14 @@ class Runner:
         rows = [self._row_vjp([c[b] for c in cotangents]) for b in range(len(cotangents[0]))]
         return [np.stack(column) for column in zip(*rows)]
 
+    def jvp(self, fixed_cotangents, tangents):
+        """Jacobian columns J v of the gradient in use, for a batch of tangents v
+        (one array per differentiable input, leading batch axis): the VJP is
+        differentiated with respect to its cotangent, at `fixed_cotangents`
+        (one array per differentiable output). Exact when the VJP is linear in
+        its cotangent, as a gradient must be; analytic.py verifies that."""
+        raise NotImplementedError(f"{type(self).__name__} computes Jacobian rows only")
+
     @property
     def none_inputs(self):
         return self.slots.none_inputs
@@ -158,7 +183,7 @@ class EagerRunner(Runner):
         self.slots = GradientSlots()
         rows = sum(int(np.prod(y.shape)) * (2 if y.dtype.is_complex else 1) for y in self.selected)
         self.row_by_row = rows <= self.EAGER_ROW_LIMIT
-        self._batched = None
+        self._batched = self._columns = None
 
     def forward(self):
         return [np.asarray(y.numpy()) for y in self.outputs]
@@ -184,6 +209,16 @@ class EagerRunner(Runner):
         with tf.device(self.device):
             grads = self._gradient([tf.constant(c) for c in row_cotangents])
         return [np.asarray(g.numpy()) for g in grads]
+
+    def jvp(self, fixed_cotangents, tangents):
+        tf = _tf.tf()
+        if self._columns is None:
+            self._columns = tf.function(
+                lambda fixed, batch: columns_from_vjp(self._gradient, fixed, batch), autograph=False)
+        with tf.device(self.device):
+            result = self._columns([tf.constant(c) for c in fixed_cotangents],
+                                   [tf.constant(t) for t in tangents])
+        return [np.asarray(c.numpy()) for c in result]
 
 
 class TracedRunner(Runner):
@@ -213,8 +248,15 @@ class FunctionRunner(TracedRunner):
         with tf.device(device):
             self.tensors = [tf.constant(value) for value in inputs]
         key = ("function runner", mode, device, tuple(wrt), tuple(out_index))
-        self.slots, self._forward, self._vjp, self._vjp_row = compiled(
+        self.slots, self._forward, self._vjp, self._vjp_row, self._columns = compiled(
             target, key, lambda: _function_runner_parts(mode, target, wrt, out_index, device))
+
+    def jvp(self, fixed_cotangents, tangents):
+        tf = _tf.tf()
+        with tf.device(self.device):
+            result = self._columns(self.tensors, [tf.constant(c) for c in fixed_cotangents],
+                                   [tf.constant(t) for t in tangents])
+        return [np.asarray(c.numpy()) for c in result]
 
     def forward(self):
         tf = _tf.tf()
@@ -247,6 +289,8 @@ def _function_runner_parts(mode, target, wrt, out_index, device):
                 grads = tape.gradient(selected, sources, output_gradients=list(row_cotangents))
                 return slots.dense(grads, sources)
 
+            if vectorized is None:  # cotangents = (fixed cotangents, tangents): columns
+                return columns_from_vjp(one_row, *cotangents)
             if not vectorized:
                 return one_row(cotangents)
             return tf.vectorized_map(one_row, list(cotangents), fallback_to_while_loop=True)
@@ -256,7 +300,9 @@ def _function_runner_parts(mode, target, wrt, out_index, device):
             tf.function(lambda xs, cts: gradient_of_rows(xs, cts, True), jit_compile=jit,
                         autograph=False),
             tf.function(lambda xs, cts: gradient_of_rows(xs, cts, False), jit_compile=jit,
-                        autograph=False))
+                        autograph=False),
+            tf.function(lambda xs, fixed, tangents: gradient_of_rows(xs, (fixed, tangents), None),
+                        jit_compile=jit, autograph=False))
 
 
 class GraphRunner(Runner):
@@ -328,6 +374,29 @@ class GraphRunner(Runner):
 
     def _vectorized_vjp(self, cotangents):
         return self._run(True, cotangents)
+
+    def jvp(self, fixed_cotangents, tangents):
+        tf = _tf.tf()
+        if "columns" not in self._built:
+            with self.graph.as_default(), self.graph.device(self.device):
+                fixed = [tf.compat.v1.placeholder(y.dtype, shape=shape)
+                         for y, shape in zip(self.selected, self.selected_shapes)]
+                batch = [tf.compat.v1.placeholder(x.dtype, shape=(None,) + tuple(x.shape))
+                         for x in self.sources]
+                grads = self._gradients(fixed)
+
+                def one_column(v):
+                    columns = tf.gradients(grads, fixed, grad_ys=list(v),
+                                           unconnected_gradients=tf.UnconnectedGradients.ZERO)
+                    return list(columns)
+
+                columns = tf.vectorized_map(one_column, batch, fallback_to_while_loop=True)
+            self._built["columns"] = (fixed, batch, columns)
+        fixed, batch, columns = self._built["columns"]
+        feed = self._feed()
+        feed.update(zip(fixed, fixed_cotangents))
+        feed.update(zip(batch, tangents))
+        return [np.asarray(v) for v in self.session.run(columns, feed)]
 
     def _row_vjp(self, row_cotangents):
         return self._run(False, row_cotangents)
