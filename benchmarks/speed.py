@@ -42,10 +42,18 @@ def elementwise(x):
 
 
 def make_dense(n):
-    # A numpy matrix (not an eager tensor), so that v1 graphs can embed it too;
-    # cast to the input's dtype, so that float32 checks get a float64 reference.
+    """tanh(A x). A is captured as an eager tensor (embedding a large numpy
+    constant in every trace makes each check several times slower), except in
+    a v1 graph, which cannot capture eager tensors and gets the numpy array."""
     a = np.random.default_rng(0).normal(size=(n, n)) / np.sqrt(n)
-    return lambda x: tf.tanh(tf.linalg.matvec(tf.cast(a, x.dtype), x))
+    captured = {dtype: tf.constant(a, dtype) for dtype in (tf.float32, tf.float64)}
+
+    def dense(x):
+        in_v1_graph = not tf.compat.v1.executing_eagerly_outside_functions()
+        matrix = tf.cast(a, x.dtype) if in_v1_graph else captured[x.dtype]
+        return tf.tanh(tf.linalg.matvec(matrix, x))
+
+    return dense
 
 
 def seconds(call, *args, **kwargs):
