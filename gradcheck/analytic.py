@@ -37,13 +37,13 @@ def analytic_jacobian(run, inputs, wrt, outputs, scales, batch_size):
         # No rows, but the gradient must still exist with the input's shape and dtype.
         grads = run.vjp(_cotangents(outputs, np.arange(0), scales, 1))
         for position, i in enumerate(wrt):
-            _check_gradient(grads[position], inputs[i], 1)
+            check_gradient_shape(grads[position], inputs[i], 1)
     for start in range(0, total_rows, batch_size):
         stop = min(start + batch_size, total_rows)
         cotangents = _cotangents(outputs, np.arange(start, stop), scales, batch_size)
         grads = run.vjp(cotangents)
         for position, i in enumerate(wrt):
-            _check_gradient(grads[position], inputs[i], batch_size)
+            check_gradient_shape(grads[position], inputs[i], batch_size)
             rows = rows_per_input[i][start:stop]
             rows[...] = layout.real_view_batch(grads[position])[: stop - start]
             rows /= scales[start:stop, None]
@@ -74,7 +74,7 @@ def _np_dtype(name):
     return np.dtype(_tf.numpy_dtype(name))
 
 
-def _check_gradient(gradient, check_input, batch_size):
+def check_gradient_shape(gradient, check_input, batch_size):
     expected_shape = (batch_size,) + check_input.shape
     if gradient.shape != expected_shape:
         raise GradientShapeError(
@@ -162,7 +162,7 @@ def _verify_against_vjps(run, blocks, inputs, wrt, outputs, rng, tolerance_for, 
         offset += spec.real_size
     grads = run.vjp(cotangents)
     for position, i in enumerate(wrt):
-        _check_gradient(grads[position], inputs[i], batch_size)
+        check_gradient_shape(grads[position], inputs[i], batch_size)
         jacobian = np.concatenate([blocks[(k, i)] for k in range(len(outputs))])
         atol, rtol = tolerance_for(inputs[i])
         vjps = np.asarray(grads[position], dtype=np.float64).reshape(batch_size, -1)[:count]

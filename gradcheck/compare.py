@@ -46,6 +46,7 @@ class BlockComparison:
     worst: tuple  # (row, column) of the element closest to failing, or None
     worst_actual: float
     worst_expected: float
+    worst_slack: float = 0.0  # the reference's uncertainty at the worst entry
 
     @property
     def ok(self):
@@ -56,7 +57,8 @@ class BlockComparison:
 _CHUNK_ENTRIES = 1 << 18  # rows are compared in pieces that stay in cache
 
 
-def compare_block(actual, expected, atol, rtol, kinks=None, support=None, exact_nonfinite=False):
+def compare_block(actual, expected, atol, rtol, kinks=None, support=None, exact_nonfinite=False,
+                  slack=None):
     """Compare two (rows, columns) float64 arrays element by element; entries
     where `kinks` is True, or where the reference is not finite, are left out.
 
@@ -64,29 +66,33 @@ def compare_block(actual, expected, atol, rtol, kinks=None, support=None, exact_
     infinity is not left out: it must be matched by the same value.
 
     `support`, if given, is the (rows, columns) index arrays of the only entries
-    where either array can be nonzero: the others are equal and are skipped."""
+    where either array can be nonzero: the others are equal and are skipped.
+    `slack`, if given, is added to each entry's allowed error: the reference's
+    own uncertainty there (see numeric.sharpened)."""
     if actual.size == 0:
         return BlockComparison(0, 0, 0, 0, 0.0, 0.0, None, np.nan, np.nan)
     if support is not None:
-        return _compare_on_support(actual, expected, atol, rtol, kinks, support, exact_nonfinite)
+        return _compare_on_support(actual, expected, atol, rtol, kinks, support, exact_nonfinite,
+                                   slack)
     rows_per_chunk = max(1, _CHUNK_ENTRIES // max(actual.shape[1], 1))
     totals = _Totals(exact_nonfinite)
     for start in range(0, actual.shape[0], rows_per_chunk):
         piece = slice(start, start + rows_per_chunk)
         totals.add(start, actual[piece], expected[piece], atol, rtol,
-                   None if kinks is None else kinks[piece])
-    return totals.result(actual, expected, totals.worst)
+                   None if kinks is None else kinks[piece], None if slack is None else slack[piece])
+    return totals.result(actual, expected, totals.worst, slack)
 
 
-def _compare_on_support(actual, expected, atol, rtol, kinks, support, exact_nonfinite):
+def _compare_on_support(actual, expected, atol, rtol, kinks, support, exact_nonfinite, slack):
     rows, columns = support
     totals = _Totals(exact_nonfinite)
     if rows.size:
         totals.add(0, actual[rows, columns][None], expected[rows, columns][None], atol, rtol,
-                   None if kinks is None else kinks[rows, columns][None])
+                   None if kinks is None else kinks[rows, columns][None],
+                   None if slack is None else slack[rows, columns][None])
         entry = totals.worst[1]
-        return totals.result(actual, expected, (int(rows[entry]), int(columns[entry])))
-    return totals.result(actual, expected, (0, 0))
+        return totals.result(actual, expected, (int(rows[entry]), int(columns[entry])), slack)
+    return totals.result(actual, expected, (0, 0), slack)
 
 
 class _Totals:
@@ -96,7 +102,7 @@ class _Totals:
         self.max_abs = self.max_rel = 0.0
         self.worst_badness, self.worst = -1.0, (0, 0)
 
-    def add(self, first_row, actual, expected, atol, rtol, kinks):
+    def add(self, first_row, actual, expected, atol, rtol, kinks, slack=None):
         finite_reference = np.isfinite(expected)
         left_out = np.zeros_like(finite_reference) if self.exact_nonfinite else ~finite_reference
         self.unreliable += int(np.count_nonzero(left_out))
@@ -113,7 +119,7 @@ class _Totals:
             abs_error[np.isnan(abs_error)] = np.inf  # a NaN gradient fails
             abs_error[left_out] = 0.0
             magnitude[left_out] = 0.0
-            badness = abs_error / (atol + rtol * magnitude)
+            badness = abs_error / (atol + rtol * magnitude + (0.0 if slack is None else slack))
             # Relative to the reference, or to atol where the reference is ~0.
             rel_error = abs_error / np.maximum(magnitude, atol)
         self.failed += int(np.count_nonzero(badness > 1.0))
@@ -125,9 +131,10 @@ class _Totals:
             row, col = np.unravel_index(flat, badness.shape)
             self.worst = (first_row + int(row), int(col))
 
-    def result(self, actual, expected, worst):
+    def result(self, actual, expected, worst, slack=None):
         row, col = worst
         return BlockComparison(
+            worst_slack=0.0 if slack is None else float(slack[row, col]),
             n_total=int(actual.size), n_failed=self.failed, n_unreliable=self.unreliable,
             n_kinks=self.kinks, max_abs_error=self.max_abs, max_rel_error=self.max_rel,
             worst=(row, col), worst_actual=float(actual[row, col]),

@@ -43,7 +43,7 @@ def groups_of(support):
     return [np.array(m) for m in members], used
 
 
-def fill(evaluate, i, x, x_real, h, f0, support, grouping, retry_estimate):
+def fill(evaluate, i, x, x_real, h, f0, support, grouping, retry_estimate, precision):
     """(values, kinks), each (out, n) like the Jacobian blocks, from one evaluation
     per group, and the columns to difference one at a time instead: those of
     groups whose outputs contradict the pattern, and those whose error estimate
@@ -67,7 +67,7 @@ def fill(evaluate, i, x, x_real, h, f0, support, grouping, retry_estimate):
     d_half = (y[2] - y[3]) / 1.0
     extrapolated = d_half + (d_half - d_full) / 3.0
     estimate = np.abs(d_half - d_full)
-    kink = kinks_at(y, np.broadcast_to(offsets[:, None], (4, len(members))), f0, x.dtype)
+    kink = kinks_at(y, np.broadcast_to(offsets[:, None], (4, len(members))), f0, precision)
     moved = np.abs(y[0] - y[1]) > 8 * np.finfo(np.float64).eps * (np.abs(y[0]) + np.abs(y[1]))
     contradicted = (moved & ~np.stack(covered)).any(axis=1) | ~np.isfinite(extrapolated).all(axis=1)
     # Each nonzero (row, column) reads its group's difference, scaled back by its step.

@@ -109,8 +109,9 @@ class Directional:
 
 def allowed_error(gradient_part, direction, u, atol, rtol, fd_error):
     """How far u^T J d may be off for a right gradient: per-entry tolerances
-    adding up like a random walk, plus the finite differences' own error."""
-    g = np.abs(gradient_part)
+    adding up like a random walk, plus the finite differences' own error.
+    Non-finite gradient entries get no tolerance: they are wrong whatever it is."""
+    g = np.where(np.isfinite(gradient_part), np.abs(gradient_part), 0.0)
     return _SAFETY * (rtol * float(np.linalg.norm(g * np.abs(direction)))
                       + atol * float(np.sqrt(np.count_nonzero(direction) + np.count_nonzero(u)))
                       + fd_error)
@@ -124,10 +125,11 @@ def localise(finding, directional, gradient, projection, vjp_column, atol, rtol)
         halves = np.array_split(support, 2)
         directions = [np.where(np.isin(np.arange(v.size), h), v, 0.0) for h in halves]
         numeric, errors = directional.derivatives(directions, u)
-        analytic = [float(gradient @ d) for d in directions]
-        excess = [abs(a - n) - allowed_error(gradient, d, u, atol, rtol, e)
-                  for a, n, d, e in zip(analytic, numeric, directions, errors)]
-        support = halves[int(np.argmax(excess))]
+        # Each half from its own entries only: a NaN elsewhere in the gradient
+        # would make every half's value NaN (NaN * 0).
+        excess = [abs(float(gradient[h] @ v[h]) - n) - allowed_error(gradient[h], v[h], u, atol, rtol, e)
+                  for h, n, e in zip(halves, numeric, errors)]
+        support = halves[_most_wrong(excess)]
     column = int(support[0])
     basis = np.zeros(v.size)
     basis[column] = 1.0
@@ -138,7 +140,11 @@ def localise(finding, directional, gradient, projection, vjp_column, atol, rtol)
         masks = [np.where(np.isin(np.arange(u.size), h), u, 0.0) for h in halves]
         analytic = vjp_column(masks, column)
         excess = [abs(a - float(m @ numeric_column)) for a, m in zip(analytic, masks)]
-        rows = halves[int(np.argmax(excess))]
+        # TensorFlow's VJP keeps a NaN of the gradient where the cotangent is 0
+        # (0 * NaN), so both halves can be NaN: then take the outputs that the
+        # finite differences say depend on this input element.
+        depends = [float(np.abs(numeric_column[h]).sum()) for h in halves]
+        rows = halves[_most_wrong(excess, depends)]
     row = int(rows[0])
     unit = np.zeros(u.size)
     unit[row] = 1.0
@@ -146,3 +152,11 @@ def localise(finding, directional, gradient, projection, vjp_column, atol, rtol)
     finding.entry_analytic = float(vjp_column([unit, unit], column)[0])
     finding.entry_numeric = float(numeric_column[row])
     return finding
+
+
+def _most_wrong(excess, tie_break=(0.0, 0.0)):
+    """The index of the largest excess, a NaN one (a non-finite gradient or finite
+    difference) counting as infinite; ties go to the larger `tie_break`."""
+    keys = [(np.inf if np.isnan(e) else e, np.inf if np.isnan(t) else t)
+            for e, t in zip(excess, tie_break)]
+    return max(range(len(keys)), key=keys.__getitem__)

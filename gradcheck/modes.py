@@ -129,12 +129,17 @@ def runner(mode, target, inputs, wrt, out_index, device, batch_size):
     return cls(mode, target, inputs, wrt, out_index, device, batch_size)
 
 
+class TracedGradientDiffers(Exception):
+    """Eager mode's batched (traced) VJPs differ from its truly eager ones."""
+
+
 class Runner:
     """VJPs for a batch of cotangents: vectorised when `tf.vectorized_map` can
     convert the gradient, else one row at a time (Defun calls, some custom ops)."""
 
     row_by_row = False
     vectorization_failed = False
+    traced_differs = False
 
     def vjp(self, cotangents):
         if not self.row_by_row:
@@ -142,6 +147,7 @@ class Runner:
                 return self._vectorized_vjp(cotangents)
             except Exception:  # noqa: BLE001  (retried row by row, which raises the real error)
                 self.row_by_row = self.vectorization_failed = True
+                self._discard_vectorized()
         rows = [self._row_vjp([c[b] for c in cotangents]) for b in range(len(cotangents[0]))]
         return [np.stack(column) for column in zip(*rows)]
 
@@ -157,6 +163,9 @@ class Runner:
     def none_inputs(self):
         return self.slots.none_inputs
 
+    def _discard_vectorized(self):
+        """Forget what a failed vectorisation left behind."""
+
     def close(self):
         pass
 
@@ -164,7 +173,8 @@ class Runner:
 class EagerRunner(Runner):
     """Forward pass run eagerly under a persistent tape. The tape is then
     differentiated eagerly, one row at a time, for Jacobians of up to
-    EAGER_ROW_LIMIT rows (no tracing at all); larger ones are vectorised."""
+    EAGER_ROW_LIMIT rows (no tracing at all); larger ones are vectorised in a
+    tf.function, and each batch is verified against one truly eager VJP."""
 
     EAGER_ROW_LIMIT = 256
 
@@ -193,6 +203,31 @@ class EagerRunner(Runner):
         return self.slots.dense(grads, self.sources)
 
     def _vectorized_vjp(self, cotangents):
+        grads = self._traced_vjp(cotangents)
+        if not self._eager_agrees(cotangents, grads):
+            # Gradient code that branches on tf.executing_eagerly() took its
+            # traced path: eager mode must be checked eagerly, row by row.
+            self.traced_differs = True
+            raise TracedGradientDiffers()
+        return grads
+
+    def _eager_agrees(self, cotangents, grads):
+        """One truly eager VJP, for a random mix of the batch's cotangents, equals
+        the same mix of the traced VJPs (a gradient is linear in its cotangent)."""
+        weights = np.random.default_rng(len(cotangents[0])).uniform(0.5, 1.5, len(cotangents[0]))
+        mixed = [np.tensordot(weights, c, axes=1).astype(c.dtype) for c in cotangents]
+        eager = self._row_vjp(mixed)
+        for e, g in zip(eager, grads):
+            expected = np.tensordot(weights, g.astype(np.complex128 if np.iscomplexobj(g)
+                                                      else np.float64), axes=1)
+            scale = np.abs(weights).sum() * max(float(np.max(np.abs(g), initial=0.0)), 1e-30)
+            tolerance = 1e3 * float(np.finfo(g.real.dtype).eps) * scale
+            with np.errstate(invalid="ignore"):
+                if not np.all(np.abs(e - expected) <= tolerance):
+                    return False
+        return True
+
+    def _traced_vjp(self, cotangents):
         tf = _tf.tf()
         if self._batched is None:
             # tf.vectorized_map traces its loop body on every call; one function
@@ -310,21 +345,31 @@ class GraphRunner(Runner):
     first VJP, tf.gradients for a placeholder batch of cotangents. Run in a Session."""
 
     def __init__(self, mode, target, inputs, wrt, out_index, device, batch_size):
-        tf = _tf.tf()
         self.inputs = inputs
-        self.wrt, self.out_index, self.device, self.batch_size = wrt, out_index, device, batch_size
-        self.graph = tf.Graph()
-        with self.graph.as_default(), self.graph.device(device):
-            self.placeholders = [
-                tf.compat.v1.placeholder(tf.as_dtype(v.dtype), shape=v.shape) for v in inputs
-            ]
-            self.outputs = target(self.placeholders)
-        self.session = tf.compat.v1.Session(graph=self.graph)
-        self.selected = [self.outputs[k] for k in out_index]
-        self.sources = [self.placeholders[i] for i in wrt]
+        self.target, self.wrt, self.out_index, self.device = target, wrt, out_index, device
+        self.batch_size = batch_size
         self.slots = GradientSlots()
         self.integer_inputs_with_gradient = []
+        self._new_graph()
+
+    def _new_graph(self):
+        tf = _tf.tf()
+        self.graph = tf.Graph()
+        with self.graph.as_default(), self.graph.device(self.device):
+            self.placeholders = [
+                tf.compat.v1.placeholder(tf.as_dtype(v.dtype), shape=v.shape) for v in self.inputs
+            ]
+            self.outputs = self.target(self.placeholders)
+        self.session = tf.compat.v1.Session(graph=self.graph)
+        self.selected = [self.outputs[k] for k in self.out_index]
+        self.sources = [self.placeholders[i] for i in self.wrt]
         self._built = {}
+
+    def _discard_vectorized(self):
+        # A failed tf.vectorized_map can leave the graph invalid as a whole (a
+        # while loop's gradient rewired): the rows get a graph of their own.
+        self.session.close()
+        self._new_graph()
 
     def _gradients(self, row_cotangents):
         tf = _tf.tf()

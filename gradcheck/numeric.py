@@ -56,6 +56,9 @@ class Reference:
     # {input: columns whose values came from compressed (grouped) differences}
     compressed: dict = dataclasses.field(default_factory=dict)
     redo: object = None  # redo(i, columns): difference those columns one at a time
+    # {(k, i): (out, n) array}: how far the sharpened entries may still be off
+    uncertainty: dict = dataclasses.field(default_factory=dict)
+    sharpen: object = None  # sharpen(i, columns): see sharpened()
 
     def refine(self, i, columns):
         """Replace compressed columns of input i by individual differences: where a
@@ -67,7 +70,7 @@ class Reference:
 
 
 def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_bytes=64 << 20,
-                     pattern=None):
+                     pattern=None, precision=None):
     """The reference Jacobian of every differentiable output w.r.t. inputs `wrt`.
 
     `evaluate(i, batch)` runs the function on a batch of values of input i
@@ -76,7 +79,8 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
     `outputs` the OutputSpecs of the differentiable outputs; `base` their
     values at the inputs. `pattern[i]`, if given, is the (outputs, columns)
     sparsity the gradients under test claim: columns that share no row are then
-    perturbed together (see compressed.py).
+    perturbed together (see compressed.py). `precision`, if given, is the dtype
+    the function really computes in, when coarser than its inputs'.
     """
     f0 = np.concatenate([layout.real_view(b).astype(np.float64) for b in base]) if base else np.zeros(0)
     blocks, kinks, grouped, column_finders = {}, {}, {}, {}
@@ -84,12 +88,16 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
     for i in wrt:
         x = inputs[i]
         x_real = layout.real_view(x)
-        steps = step_scales(x_real, x.dtype, eps)
+        # A function that computes in float32 whatever it is given (its outputs
+        # say so) needs steps for float32, or rounding swamps the differences.
+        step_precision = coarsest(x.dtype, precision or x.dtype, *(b.dtype for b in base))
+        steps = step_scales(x_real, step_precision, eps)
         per_column = len(_OFFSETS) * (x_real.size + out_size) * 8 * 4  # with temporaries
         chunk = int(max(1, min(budget_bytes // max(per_column, 1), x_real.size)))
 
-        def by_columns(columns, i=i, x=x, x_real=x_real, steps=steps, chunk=chunk):
-            return _by_columns(evaluate, i, x, x_real, steps, columns, f0, chunk)
+        def by_columns(columns, i=i, x=x, x_real=x_real, steps=steps, chunk=chunk,
+                       step_precision=step_precision):
+            return _by_columns(evaluate, i, x, x_real, steps, columns, f0, chunk, step_precision)
 
         grouping = compressed.groups_of(pattern[i]) if pattern is not None else None
         if grouping is None:
@@ -97,7 +105,8 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
             values, kinked = (np.ascontiguousarray(a.T) for a in by_columns(np.arange(x_real.size)))
         else:
             values, kinked, redo = compressed.fill(evaluate, i, x, x_real, steps[0], f0,
-                                                   pattern[i], grouping, _RETRY_ESTIMATE)
+                                                   pattern[i], grouping, _RETRY_ESTIMATE,
+                                                   step_precision)
             if redo.size:
                 redone, kinks_redone = by_columns(redo)
                 values[:, redo], kinked[:, redo] = redone.T, kinks_redone.T
@@ -119,14 +128,64 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
             row += spec.real_size
         grouped[i] = np.setdiff1d(grouped[i], columns)
 
-    return Reference(blocks, kinks, grouped, redo_columns)
+    reference = Reference(blocks, kinks, grouped, redo_columns)
+
+    def sharpen_columns(i, columns):
+        x = inputs[i]
+        x_real = layout.real_view(x)
+        step_precision = coarsest(x.dtype, precision or x.dtype, *(b.dtype for b in base))
+        steps = step_scales(x_real, step_precision, eps)
+        values, spread, kinked = sharpened(evaluate, i, x, x_real, steps, columns, f0,
+                                           step_precision)
+        row = 0
+        for k, spec in enumerate(outputs):
+            rows = slice(row, row + spec.real_size)
+            blocks[(k, i)][:, columns] = values[:, rows].T
+            kinks[(k, i)][:, columns] = kinked[:, rows].T
+            uncertain = reference.uncertainty.setdefault((k, i), np.zeros_like(blocks[(k, i)]))
+            uncertain[:, columns] = spread[:, rows].T
+            row += spec.real_size
+        grouped[i] = np.setdiff1d(grouped.get(i, []), columns)
+
+    reference.sharpen = sharpen_columns
+    return reference
 
 
-def _by_columns(evaluate, i, x, x_real, steps, columns, f0, chunk):
+def sharpened(evaluate, i, x, x_real, steps, columns, f0, precision):
+    """(cols, out) values, their uncertainty and kinks, for columns where a
+    gradient disagrees with the first differences.
+
+    Each column is extrapolated again from steps h/2 and h/4, at whichever step
+    scale agrees best with its extrapolation from h and h/2; twice the two
+    estimates' distance bounds the error (it converges at first order at worst,
+    and then the distance equals the error). On smooth functions it is tiny (both are
+    O(h^4)); where the function is not twice differentiable (softsign at 0) or
+    is only evaluated in float32, it is the real error, and the comparison
+    allows for it rather than blaming the gradient."""
+    columns = np.asarray(columns)
+    chunk = len(columns)
+    best = None
+    for h in steps:
+        coarse, _, _ = _at_scale(evaluate, i, x, x_real, h, columns, f0, chunk, precision)
+        fine, _, kink = _at_scale(evaluate, i, x, x_real, h / 2, columns, f0, chunk, precision)
+        with np.errstate(invalid="ignore"):
+            spread = 2.0 * np.abs(fine - coarse)
+        spread = np.where(np.isfinite(spread), spread, np.inf)
+        if best is None:
+            best = [fine, spread, kink]
+            continue
+        better = spread.max(axis=1) < best[1].max(axis=1)
+        for n, candidate in enumerate((fine, spread, kink)):
+            best[n][better] = candidate[better]
+    return tuple(best)
+
+
+def _by_columns(evaluate, i, x, x_real, steps, columns, f0, chunk, precision):
     """(len(columns), outputs) values and kinks, a chunk at a time."""
     if len(columns) == 0:
         return np.zeros((0, f0.size)), np.zeros((0, f0.size), dtype=bool)
-    parts = [_columns(evaluate, i, x, x_real, steps, columns[start:start + chunk], f0, chunk)
+    parts = [_columns(evaluate, i, x, x_real, steps, columns[start:start + chunk], f0, chunk,
+                      precision)
              for start in range(0, len(columns), chunk)]
     return tuple(np.concatenate([p[n] for p in parts]) for n in (0, 2))
 
@@ -136,19 +195,20 @@ def _by_columns(evaluate, i, x, x_real, steps, columns, f0, chunk):
 _RETRY_ESTIMATE = 1e-5
 
 
-def _columns(evaluate, i, x, x_real, steps, columns, f0, chunk):
+def _columns(evaluate, i, x, x_real, steps, columns, f0, chunk, precision):
     """Richardson-extrapolated derivatives for some real components of input i,
     their error estimates, and where they sit on a kink.
 
     Every column is tried at the first step scale; only columns whose estimate
     is poor (near a pole or a domain edge) are tried again at the second."""
-    value, error, kink = _at_scale(evaluate, i, x, x_real, steps[0], columns, f0, chunk)
+    value, error, kink = _at_scale(evaluate, i, x, x_real, steps[0], columns, f0, chunk, precision)
     if steps.shape[0] == 1:
         return value, error, kink
     poor = ~np.all(error <= _RETRY_ESTIMATE * np.maximum(np.abs(value), 1.0), axis=1)
     retry = poor & (steps[1][columns] != steps[0][columns])
     if retry.any():
-        v2, e2, k2 = _at_scale(evaluate, i, x, x_real, steps[1], columns[retry], f0, chunk)
+        v2, e2, k2 = _at_scale(evaluate, i, x, x_real, steps[1], columns[retry], f0, chunk,
+                               precision)
         better = e2 < error[retry]
         value[retry] = np.where(better, v2, value[retry])
         error[retry] = np.where(better, e2, error[retry])
@@ -156,7 +216,7 @@ def _columns(evaluate, i, x, x_real, steps, columns, f0, chunk):
     return value, error, kink
 
 
-def _at_scale(evaluate, i, x, x_real, h, columns, f0, chunk):
+def _at_scale(evaluate, i, x, x_real, h, columns, f0, chunk, precision):
     """(cols, out) derivatives, estimates and kinks, with steps h[column].
 
     The columns are padded to `chunk` (repeating the first), so that every call
@@ -182,7 +242,7 @@ def _at_scale(evaluate, i, x, x_real, h, columns, f0, chunk):
     finite = np.isfinite(value) & np.isfinite(estimate)
     value = np.where(finite, value, np.nan)
     estimate = np.where(finite, estimate, np.inf)
-    kink = kinks_at(y, taken, f0, x.dtype)
+    kink = kinks_at(y, taken, f0, precision)
     return value[:wanted], estimate[:wanted], kink[:wanted]
 
 
@@ -199,6 +259,12 @@ def kinks_at(y, taken, f0, dtype):
         jump_half, slope = jump(2, 3)
         noise = np.sqrt(float(finfo(dtype).eps)) * np.maximum(slope, 1.0)
         return (np.abs(jump_half) > noise) & (np.abs(jump_full) < 1.5 * np.abs(jump_half))
+
+
+def coarsest(*dtypes):
+    """The least precise of some floating or complex dtypes (names or numpy)."""
+    return max((str(np.dtype(d)) if not isinstance(d, str) else d for d in dtypes),
+               key=lambda d: float(finfo(d).eps))
 
 
 def finfo(dtype):

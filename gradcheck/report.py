@@ -1,5 +1,6 @@
 """What a check found: one row per compared Jacobian block, one per mode run."""
 import dataclasses
+import math
 
 FINITE_DIFFERENCES = "finite differences"
 DECLARED = "declared reference"
@@ -30,6 +31,7 @@ class PairResult:
     worst_actual: float
     worst_expected: float
     n_kinks: int = 0  # entries on a kink or step, left out of the verdict
+    reference_uncertainty: float = 0.0  # finite differences' own error bound, worst entry
     gradient_is_none: bool = False  # TensorFlow returned None; compared as zeros
     decisive: bool = True  # False: shown for information (finite differences, when a
     # reference is declared), not part of the verdict
@@ -45,7 +47,7 @@ class PairResult:
     @property
     def error_ratio(self):
         """The worst element's error as a multiple of what it is allowed (> 1 fails)."""
-        allowed = self.atol + self.rtol * abs(self.worst_expected)
+        allowed = self.atol + self.rtol * abs(self.worst_expected) + self.reference_uncertainty
         if self.n_total == 0:
             return 0.0
         return abs(self.worst_actual - self.worst_expected) / allowed
@@ -63,9 +65,11 @@ class PairResult:
 
     @property
     def finding(self):
-        """What identifies the same wrong gradient seen in several modes."""
+        """What identifies the same wrong gradient seen in several modes. A NaN
+        stands for itself, so that the same NaN in two modes is one finding."""
+        actual = "nan" if math.isnan(self.worst_actual) else self.worst_actual
         return (self.output, self.input, self.against, self.order, self.n_failed,
-                self.worst_output, self.worst_input, self.worst_actual)
+                self.worst_output, self.worst_input, actual)
 
     def headline(self, where=None):
         where = where or self.where
@@ -86,14 +90,16 @@ class PairResult:
             )
         if self.projections:
             return self._projection_headline(where)
-        allowed = self.atol + self.rtol * abs(self.worst_expected)
+        allowed = self.atol + self.rtol * abs(self.worst_expected) + self.reference_uncertainty
+        uncertainty = (f" + the finite differences' uncertainty {self.reference_uncertainty:.2g}"
+                       if self.reference_uncertainty else "")
         return (
             f"The gradient of {self.output} with respect to {self.input} is wrong in "
             f"{where}: {self.n_failed} of {self.n_total} Jacobian entries differ from "
             f"{reference}. Worst: d {self.worst_output} / d {self.worst_input} is "
             f"{self.worst_actual:.6g}, {reference} give {self.worst_expected:.6g} "
             f"(error {abs(self.worst_actual - self.worst_expected):.3g}, allowed {allowed:.3g} "
-            f"= atol {self.atol:g} + rtol {self.rtol:g} * |reference|)."
+            f"= atol {self.atol:g} + rtol {self.rtol:g} * |reference|{uncertainty})."
         )
 
 

@@ -79,3 +79,42 @@ def test_a_function_that_refuses_float64_is_judged_in_its_own_precision():
     report = check_gradients(float32_only, [x], modes=["eager", "graph"])
     assert report.reference_precision.startswith("float32 (the function does not take float64")
     assert report.ok
+
+
+@pytest.mark.parametrize("fn", [tf.nn.softsign, tf.math.bessel_i1e, tf.nn.elu],
+                         ids=["softsign", "bessel_i1e", "elu"])
+def test_right_gradients_pass_where_the_function_is_not_twice_differentiable(fn):
+    # At 0 these have a continuous first derivative but a jump in the second, so
+    # central differences converge at first order only: the check must allow for
+    # the finite differences' own error there rather than fail the gradient.
+    report = check_gradients(fn, [np.array([0.0, 0.7, -0.4])], modes=["function"])
+    assert report.ok
+
+
+def test_a_small_error_at_a_point_where_finite_differences_are_poor_is_still_found():
+    @tf.custom_gradient
+    def softsign_off_by_a_tenth_of_a_percent(x):
+        return tf.nn.softsign(x), lambda dy: 1.001 * dy / (1.0 + tf.abs(x)) ** 2
+
+    report = check_gradients(softsign_off_by_a_tenth_of_a_percent, [np.array([0.0, 0.5])],
+                             modes=["function"], raise_on_failure=False)
+    assert not report.ok
+    assert {p.worst_input for p in report.failed_pairs} <= {"x[0]", "x[1]"}
+    assert report.failed_pairs[0].n_failed == 2
+
+
+def test_a_function_that_computes_in_float32_inside_is_judged_as_float32():
+    # tf.image.rgb_to_grayscale returns float64 for float64 images but casts them
+    # to float32 inside: float64 steps would drown its differences in rounding.
+    images = rng.uniform(0, 1, size=(2, 2, 3))
+    report = check_gradients(tf.image.rgb_to_grayscale, [images], modes=["eager", "function"])
+    assert "computes in float32 inside" in report.reference_precision
+    assert {p.atol for p in report.pairs} == {1e-4}
+
+
+def test_graph_mode_recovers_from_a_vectorisation_that_breaks_the_graph():
+    # tf.vectorized_map over expm's gradient (a while loop) leaves the v1 graph
+    # invalid; the rows are then differentiated in a graph of their own.
+    x = rng.uniform(-0.3, 0.3, size=(3, 3))
+    report = check_gradients(tf.linalg.expm, [x], modes=["graph"])
+    assert any("could not batch the gradient" in note for note in report.notes)

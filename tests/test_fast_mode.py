@@ -81,3 +81,53 @@ def test_projection_tolerance_does_not_miss_the_wrong_gradients(fn, inputs):
 def test_fast_mode_refuses_a_declared_reference():
     with pytest.raises(ValueError, match="reference= needs the full Jacobian"):
         check_gradients(tf.sin, [np.ones(3)], method="fast", reference=lambda x, dy: dy)
+
+
+@tf.custom_gradient
+def softplus_naive_sigmoid(x):
+    """exp(x) / (1 + exp(x)) is inf / inf = NaN in float16 once x > 11.09."""
+    return tf.nn.softplus(x), lambda dy: dy * tf.exp(x) / (1 + tf.exp(x))
+
+
+def test_bisection_names_the_element_whose_gradient_is_nan():
+    x = np.linspace(-2, 2, 64).astype(np.float16)
+    x[41] = 12.0
+    report = check_gradients(softplus_naive_sigmoid, [x], method="fast", modes=["eager"],
+                             raise_on_failure=False)
+    pair = report.failed_pairs[0]
+    assert (pair.worst_output, pair.worst_input) == ("output[41]", "x[41]")
+    assert np.isnan(pair.worst_actual)
+    assert pair.worst_expected == pytest.approx(1.0, abs=1e-4)
+
+
+@tf.custom_gradient
+def sine_with_an_infinite_gradient_entry(x):
+    def grad(dy):
+        return tf.tensor_scatter_nd_update(dy * tf.cos(x), [[41]], [np.float32(np.inf)])
+    return tf.sin(x), grad
+
+
+def test_an_infinite_gradient_entry_fails_and_is_localised():
+    x = np.linspace(-1, 1, 64).astype(np.float32)
+    report = check_gradients(sine_with_an_infinite_gradient_entry, [x], method="fast",
+                             modes=["eager"], raise_on_failure=False)
+    assert not report.ok
+    pair = report.failed_pairs[0]
+    assert (pair.worst_output, pair.worst_input) == ("output[41]", "x[41]")
+    assert pair.worst_expected == pytest.approx(np.cos(x[41]), rel=1e-6)
+
+
+@tf.custom_gradient
+def add_row_bias_unreduced(x, b):
+    return x + b, lambda dy: (dy, dy)
+
+
+def test_a_gradient_of_the_wrong_shape_is_named_as_in_full_mode():
+    inputs = [np.ones((3, 4)), np.ones((1, 4))]
+    reasons = {}
+    for method in ("full", "fast"):
+        report = check_gradients(add_row_bias_unreduced, inputs, method=method,
+                                 modes=["eager", "function"], raise_on_failure=False)
+        reasons[method] = [(m.mode, m.reason) for m in report.failed_modes]
+    message = "the gradient for input 'b' has shape (3, 4), but the input has shape (1, 4)"
+    assert reasons["fast"] == reasons["full"] == [("eager", message), ("function", message)]

@@ -58,3 +58,23 @@ def test_tolerances_can_be_overridden_per_dtype():
     assert check_gradients(slightly_off, [x], rtol={"float32": 1e-2}).ok
     assert check_gradients(slightly_off, [x], rtol=1e-2).ok
     assert check_gradients(slightly_off, [x], rtol=1e-2).pairs[0].rtol == 1e-2
+
+
+@tf.custom_gradient
+def logsumexp_naive_softmax(x):
+    def grad(dy):
+        e = tf.exp(x)  # no max subtracted: inf / inf = NaN in float16 once x > 11.1
+        return dy * e / tf.reduce_sum(e)
+
+    return tf.reduce_logsumexp(x), grad
+
+
+def test_the_same_nan_finding_in_several_modes_is_one_line():
+    x = np.array([9.5, 10.25, 11.75, 12.5], np.float16)
+    report = check_gradients(logsumexp_naive_softmax, [x], method="full",
+                             modes=["eager", "function", "graph"], raise_on_failure=False)
+    assert all(np.isnan(p.worst_actual) for p in report.failed_pairs)
+    headlines = [line for line in report.failure_message().splitlines()
+                 if line.startswith("The gradient of output")]
+    assert len(headlines) == 1
+    assert "is wrong in eager, function, graph modes on CPU:0" in headlines[0]
