@@ -2,6 +2,7 @@
 finite differences (or a declared gradient), in every mode and on every device
 asked for."""
 import contextlib
+import re
 
 import numpy as np
 
@@ -538,7 +539,7 @@ class _OrderContext:
             raise
         except Exception as error:  # noqa: BLE001  (whatever the gradient raised is the finding)
             status = "skipped" if _is_unsupported(error) else "failed"
-            self._record(device_name, mode, status, _gradient_reason(error))
+            self._record(device_name, mode, status, _gradient_reason(error, self._wrt_inputs()))
             return None
         finally:
             run.close()
@@ -571,6 +572,9 @@ class _OrderContext:
         if intended is not None:
             self.compare(blocks, intended, DECLARED, where, set())
         self.compare(blocks, reverse, f"{mode} reverse mode", where, set(), exact_nonfinite=True)
+
+    def _wrt_inputs(self):
+        return [self.check_inputs[i] for i in self.wrt]
 
     def _record(self, device_name, mode, status, reason=""):
         result = ModeResult(device_name, mode, self.order, status, reason)
@@ -738,8 +742,28 @@ def _is_unsupported(error):
     return any(marker in str(error) for marker in _UNSUPPORTED_MARKERS)
 
 
-def _gradient_reason(error):
+def _gradient_reason(error, inputs):
     if "No gradient defined" in str(error) or "gradient registry has no entry" in str(error):
         return ("no gradient is defined: " + forward.reason(error) + ". Register one with "
                 "@tf.RegisterGradient, or mark the op with tf.no_gradient if it has none.")
+    wrong_shape = _INCOMPATIBLE_GRADIENT.search(str(error))
+    if wrong_shape:
+        return _wrong_shape_reason(*wrong_shape.groups(), inputs) or (
+            "the gradient computation raised " + forward.reason(error))
     return "the gradient computation raised " + forward.reason(error)
+
+
+# tf.gradients' own shape check, in a graph: it names the op's input index, not ours.
+_INCOMPATIBLE_GRADIENT = re.compile(r"Original input shape: \(([^)]*)\)\. "
+                                    r"Calculated input gradient shape: \(([^)]*)\)")
+
+
+def _wrong_shape_reason(input_shape, gradient_shape, inputs):
+    """The wrong-shape message full mode gives, if exactly one input has that shape."""
+    shape = tuple(int(side) for side in input_shape.replace(",", " ").split())
+    matching = [x for x in inputs if tuple(x.shape) == shape]
+    if len(matching) != 1:
+        return ""
+    gradient = tuple(int(side) for side in gradient_shape.replace(",", " ").split())
+    return (f"the gradient for input {matching[0].name!r} has shape {gradient}, but the input "
+            f"has shape {shape}")

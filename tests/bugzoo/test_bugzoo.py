@@ -11,13 +11,7 @@ import pytest
 from tests.bugzoo import expect, zoo
 
 MISSES = "gradcheck misses this: "
-GRAPH_MODE_SHAPE = ("in graph mode the wrong-shaped gradient is reported with TensorFlow's raw "
-                    "error ('Forward operation: IdentityN. Input index: 2. ...'), which does not "
-                    "name b (eager mode does)")
-KNOWN_MISSES = {
-    ("cg_row_bias_unreduced_wrong_shape", "full"): GRAPH_MODE_SHAPE,
-    ("cg_row_bias_unreduced_wrong_shape", "fast"): GRAPH_MODE_SHAPE,
-}
+KNOWN_MISSES = {}
 KNOWN_FALSE_ALARMS = {}
 
 
