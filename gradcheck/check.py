@@ -370,7 +370,8 @@ def _project(context, run, plans, where):
     for position, i in enumerate(context.wrt):
         directional, projections, numeric_values = plans[i]
         x = context.check_inputs[i]
-        atol, rtol = compare.tolerance_for(x.dtype, context.settings.atol, context.settings.rtol)
+        atol, rtol = _pair_tolerance(context.settings, x.dtype,
+                                     *(spec.dtype for spec in context.diff_specs))
         findings = []
         for k, (p, (value, error)) in enumerate(zip(projections, numeric_values)):
             g = layout.real_view_batch(grads[position])[k].astype(np.float64)
@@ -425,6 +426,14 @@ def _fast_pair(context, x, findings, where, atol, rtol):
                                                      for e, f in zip(errors, findings)),
         worst_output=worst_output, worst_input=worst_input, worst_actual=actual,
         worst_expected=expected, projections=True)
+
+
+def _pair_tolerance(settings, input_dtype, *output_dtypes):
+    """(atol, rtol) for d(outputs) / d(input): the input dtype's, unless the
+    outputs or the function's own arithmetic are coarser (d float32 / d float64
+    is only as precise as float32)."""
+    precision = numeric.coarsest(input_dtype, *output_dtypes, settings.computed_in or input_dtype)
+    return compare.tolerance_for(_like(input_dtype, precision), settings.atol, settings.rtol)
 
 
 def _like(dtype, precision):
@@ -642,10 +651,7 @@ class _OrderContext:
         for position, i in enumerate(self.wrt):
             x = self.check_inputs[i]
             for k, spec in enumerate(self.diff_specs):
-                # d(float32 output) / d(float64 input) is only as precise as float32.
-                precision = numeric.coarsest(x.dtype, spec.dtype, self.settings.computed_in or x.dtype)
-                atol, rtol = compare.tolerance_for(_like(x.dtype, precision), self.settings.atol,
-                                                   self.settings.rtol)
+                atol, rtol = _pair_tolerance(self.settings, x.dtype, spec.dtype)
                 slack = self.uncertainty.get((k, i)) if against == FINITE_DIFFERENCES else None
                 result = compare.compare_block(actual[(k, i)], expected[(k, i)], atol, rtol,
                                                None if kinks is None else kinks[(k, i)],

@@ -127,7 +127,8 @@ def localise(finding, directional, gradient, projection, vjp_column, atol, rtol)
         numeric, errors = directional.derivatives(directions, u)
         # Each half from its own entries only: a NaN elsewhere in the gradient
         # would make every half's value NaN (NaN * 0).
-        excess = [abs(float(gradient[h] @ v[h]) - n) - allowed_error(gradient[h], v[h], u, atol, rtol, e)
+        excess = [abs(float(gradient[h] @ v[h]) - n)
+                  - allowed_error(gradient[h], v[h], u, atol, rtol, e)
                   for h, n, e in zip(halves, numeric, errors)]
         support = halves[_most_wrong(excess)]
     column = int(support[0])

@@ -45,12 +45,16 @@ class PairResult:
         return self.n_failed == 0 and not (self.n_total and self.n_unreliable == self.n_total)
 
     @property
+    def allowed(self):
+        """The error the worst element is allowed."""
+        return self.atol + self.rtol * abs(self.worst_expected) + self.reference_uncertainty
+
+    @property
     def error_ratio(self):
         """The worst element's error as a multiple of what it is allowed (> 1 fails)."""
-        allowed = self.atol + self.rtol * abs(self.worst_expected) + self.reference_uncertainty
         if self.n_total == 0:
             return 0.0
-        return abs(self.worst_actual - self.worst_expected) / allowed
+        return abs(self.worst_actual - self.worst_expected) / self.allowed
 
     @property
     def verdict(self):
@@ -90,7 +94,6 @@ class PairResult:
             )
         if self.projections:
             return self._projection_headline(where)
-        allowed = self.atol + self.rtol * abs(self.worst_expected) + self.reference_uncertainty
         uncertainty = (f" + the finite differences' uncertainty {self.reference_uncertainty:.2g}"
                        if self.reference_uncertainty else "")
         return (
@@ -98,7 +101,7 @@ class PairResult:
             f"{where}: {self.n_failed} of {self.n_total} Jacobian entries differ from "
             f"{reference}. Worst: d {self.worst_output} / d {self.worst_input} is "
             f"{self.worst_actual:.6g}, {reference} give {self.worst_expected:.6g} "
-            f"(error {abs(self.worst_actual - self.worst_expected):.3g}, allowed {allowed:.3g} "
+            f"(error {abs(self.worst_actual - self.worst_expected):.3g}, allowed {self.allowed:.3g} "
             f"= atol {self.atol:g} + rtol {self.rtol:g} * |reference|{uncertainty})."
         )
 
