@@ -759,8 +759,10 @@ def _gradient_reason(error, inputs):
     return "the gradient computation raised " + forward.reason(error)
 
 
-# tf.gradients' own shape check, in a graph: it names the op's input index, not ours.
-_INCOMPATIBLE_GRADIENT = re.compile(r"Original input shape: \(([^)]*)\)\. "
+# tf.gradients' own shape check, in a graph: it names the op's input index, not
+# ours. Only a tf.custom_gradient's IdentityN has the function's inputs as its own.
+_INCOMPATIBLE_GRADIENT = re.compile(r"Forward operation: IdentityN\. Input index: \d+\. "
+                                    r"Original input shape: \(([^)]*)\)\. "
                                     r"Calculated input gradient shape: \(([^)]*)\)")
 
 
