@@ -83,7 +83,7 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
     the function really computes in, when coarser than its inputs'.
     """
     f0 = np.concatenate([layout.real_view(b).astype(np.float64) for b in base]) if base else np.zeros(0)
-    blocks, kinks, grouped, column_finders = {}, {}, {}, {}
+    blocks, kinks, grouped, column_finders, stepping = {}, {}, {}, {}, {}
     out_size = sum(spec.real_size for spec in outputs)
     for i in wrt:
         x = inputs[i]
@@ -92,6 +92,7 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
         # say so) needs steps for float32, or rounding swamps the differences.
         step_precision = coarsest(x.dtype, precision or x.dtype, *(b.dtype for b in base))
         steps = step_scales(x_real, step_precision, eps)
+        stepping[i] = steps, step_precision
         per_column = len(_OFFSETS) * (x_real.size + out_size) * 8 * 4  # with temporaries
         chunk = int(max(1, min(budget_bytes // max(per_column, 1), x_real.size)))
 
@@ -112,43 +113,39 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
                 values[:, redo], kinked[:, redo] = redone.T, kinks_redone.T
             grouped[i] = np.setdiff1d(np.arange(x_real.size), redo)
         column_finders[i] = by_columns
-        row = 0
-        for k, spec in enumerate(outputs):
-            rows = slice(row, row + spec.real_size)
+        for k, rows in _output_rows(outputs):
             blocks[(k, i)], kinks[(k, i)] = values[rows], kinked[rows]
-            row += spec.real_size
 
     def redo_columns(i, columns):
         redone, kinks_redone = column_finders[i](columns)
-        row = 0
-        for k, spec in enumerate(outputs):
-            rows = slice(row, row + spec.real_size)
+        for k, rows in _output_rows(outputs):
             blocks[(k, i)][:, columns] = redone[:, rows].T
             kinks[(k, i)][:, columns] = kinks_redone[:, rows].T
-            row += spec.real_size
         grouped[i] = np.setdiff1d(grouped[i], columns)
 
     reference = Reference(blocks, kinks, grouped, redo_columns)
 
     def sharpen_columns(i, columns):
-        x = inputs[i]
-        x_real = layout.real_view(x)
-        step_precision = coarsest(x.dtype, precision or x.dtype, *(b.dtype for b in base))
-        steps = step_scales(x_real, step_precision, eps)
-        values, spread, kinked = sharpened(evaluate, i, x, x_real, steps, columns, f0,
-                                           step_precision)
-        row = 0
-        for k, spec in enumerate(outputs):
-            rows = slice(row, row + spec.real_size)
+        steps, step_precision = stepping[i]
+        values, spread, kinked = sharpened(evaluate, i, inputs[i], layout.real_view(inputs[i]),
+                                           steps, columns, f0, step_precision)
+        for k, rows in _output_rows(outputs):
             blocks[(k, i)][:, columns] = values[:, rows].T
             kinks[(k, i)][:, columns] = kinked[:, rows].T
             uncertain = reference.uncertainty.setdefault((k, i), np.zeros_like(blocks[(k, i)]))
             uncertain[:, columns] = spread[:, rows].T
-            row += spec.real_size
         grouped[i] = np.setdiff1d(grouped.get(i, []), columns)
 
     reference.sharpen = sharpen_columns
     return reference
+
+
+def _output_rows(outputs):
+    """(k, rows of output k) in the stacked real components of all outputs."""
+    row = 0
+    for k, spec in enumerate(outputs):
+        yield k, slice(row, row + spec.real_size)
+        row += spec.real_size
 
 
 def sharpened(evaluate, i, x, x_real, steps, columns, f0, precision):
@@ -157,9 +154,9 @@ def sharpened(evaluate, i, x, x_real, steps, columns, f0, precision):
 
     Each column is extrapolated again from steps h/2 and h/4, at whichever step
     scale agrees best with its extrapolation from h and h/2; twice the two
-    estimates' distance bounds the error (it converges at first order at worst,
-    and then the distance equals the error). On smooth functions it is tiny (both are
-    O(h^4)); where the function is not twice differentiable (softsign at 0) or
+    estimates' distance bounds the error (it converges at first order at
+    worst, and then the distance equals the error). On smooth functions it is
+    tiny (both are O(h^4)); where the function is not twice differentiable (softsign at 0) or
     is only evaluated in float32, it is the real error, and the comparison
     allows for it rather than blaming the gradient."""
     columns = np.asarray(columns)
