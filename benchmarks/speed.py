@@ -8,8 +8,13 @@ multiple of the batched forward evaluations alone (the 4 n perturbed inputs that
 uncompressed finite differences need). Everything is cold: each check gets a
 new function object, so its traces are made afresh.
 
+Three functions: elementwise, sin(x) exp(x / 4); dense, tanh(x) (1 + mean(x)),
+where every output depends on every input; and matvec, tanh(A x), dense too,
+whose forward pass costs n^2 (at n = 1000 only by default, see MATVEC_SIZES).
+
 Fast mode: the time of a check of a 10^6-element input as a multiple of one
-forward plus one backward pass of the same function.
+forward plus one backward pass of the same function, cold (tracing included)
+and warm (a second check of the same function, as in a Hypothesis run).
 
 Accuracy: the worst relative distance between the numeric and the analytic
 Jacobian, gradcheck's and compute_gradient's, in float64 and in float32 (a
@@ -31,29 +36,41 @@ from gradcheck.inputs import normalise_inputs
 from gradcheck.outputs import FlatFunction, output_specs
 
 SIZES = [int(s) for s in os.environ.get("GRADCHECK_BENCH_SIZES", "1000,4000").split(",")]
+# compute_gradient needs about 5 minutes a mode for tanh(A x) at n = 4000:
+# GRADCHECK_BENCH_MATVEC_SIZES=1000,4000 adds that row (about 30 minutes).
+MATVEC_SIZES = [int(s) for s in os.environ.get("GRADCHECK_BENCH_MATVEC_SIZES", "1000").split(",")]
 FAST_SIZE = int(os.environ.get("GRADCHECK_BENCH_FAST_SIZE", "1000000"))
-# compute_gradient on the dense function at 4000 takes about 85 s a mode here:
-# above this size it is timed in one mode only, to keep the run under 5 minutes.
-ANCHOR_ALL_MODES_LIMIT = 60.0
 
 
 def elementwise(x):
     return tf.sin(x) * tf.exp(x / 4)
 
 
-def make_dense(n):
-    """tanh(A x). A is captured as an eager tensor (embedding a large numpy
-    constant in every trace makes each check several times slower), except in
-    a v1 graph, which cannot capture eager tensors and gets the numpy array."""
+def dense(x):
+    return tf.tanh(x) * (1.0 + tf.reduce_mean(x))
+
+
+def make_matvec(n):
+    """tanh(A x). A is captured as an eager tensor, as a user would write it
+    (embedding a large numpy constant in every trace makes each check several
+    times slower), except in a v1 graph, which cannot capture eager tensors and
+    gets the numpy array."""
     a = np.random.default_rng(0).normal(size=(n, n)) / np.sqrt(n)
     captured = {dtype: tf.constant(a, dtype) for dtype in (tf.float32, tf.float64)}
 
-    def dense(x):
+    def matvec(x):
         in_v1_graph = not tf.compat.v1.executing_eagerly_outside_functions()
         matrix = tf.cast(a, x.dtype) if in_v1_graph else captured[x.dtype]
         return tf.tanh(tf.linalg.matvec(matrix, x))
 
-    return dense
+    return matvec
+
+
+def functions(n):
+    yield "elementwise", elementwise
+    yield "dense", dense
+    if n in MATVEC_SIZES:
+        yield "matvec", make_matvec(n)
 
 
 def seconds(call, *args, **kwargs):
@@ -107,27 +124,27 @@ def our_jacobians(fn, x):
 
 
 def worst_relative(a, b):
+    """The worst entry's distance relative to the entry (at least 1e-3 of the
+    largest), and the worst distance relative to the largest entry."""
     scale = np.maximum(np.abs(b), 1e-3 * np.abs(b).max())
-    return float(np.max(np.abs(a - b) / scale))
+    return float(np.max(np.abs(a - b) / scale)), float(np.max(np.abs(a - b)) / np.abs(b).max())
 
 
 def full_mode_rows():
     for n in SIZES:
         x = np.random.default_rng(1).uniform(-1, 1, size=n)
-        for name, fn in (("elementwise", elementwise), ("dense", make_dense(n))):
+        for name, fn in functions(n):
             forward = forward_evaluations_seconds(fn, x)
             one, _ = seconds(check_gradients, fresh(fn), [x], modes=["function"], method="full")
             one_anchor = anchor_seconds(fn, x, ["function"])
             print(_full_row(name, n, 1, one, one_anchor, one, forward), flush=True)
             four, _ = seconds(check_gradients, fresh(fn), [x], method="full")
-            four_anchor = (anchor_seconds(fn, x, modes.MODE_NAMES)
-                           if one_anchor < ANCHOR_ALL_MODES_LIMIT else None)
+            four_anchor = anchor_seconds(fn, x, modes.MODE_NAMES)
             print(_full_row(name, n, 4, four, four_anchor, one, forward), flush=True)
 
 
 def _full_row(name, n, n_modes, ours, theirs, one_mode, forward):
-    anchor_text = (f"{theirs:14.2f} s  {theirs / ours:7.1f}x" if theirs
-                   else f"{'not run (slow)':>16s}  {'':>8s}")
+    anchor_text = f"{theirs:14.2f} s  {theirs / ours:7.1f}x"
     return (f"{name:12s} {n:6d} {n_modes:5d}  {ours:8.2f} s  {anchor_text}  {ours / one_mode:9.2f}x"
             f"  {ours / forward:10.2f}x")
 
@@ -141,9 +158,12 @@ def fast_mode_rows():
         for dtype in ("float32", "float64"):
             x = np.random.default_rng(0).uniform(-1, 1, size=shape).astype(dtype)
             single = _forward_backward_seconds(fn, tf.constant(x))
-            cold, _ = seconds(check_gradients, fresh(fn), [x], method="fast", modes=["function"])
+            checked = fresh(fn)
+            cold, _ = seconds(check_gradients, checked, [x], method="fast", modes=["function"])
+            warm, _ = seconds(check_gradients, checked, [x], method="fast", modes=["function"])
             print(f"{name:12s} {dtype:8s} {x.size:8d}  forward+backward {single * 1e3:7.1f} ms  "
-                  f"fast check {cold * 1e3:7.0f} ms = {cold / single:6.1f} x", flush=True)
+                  f"cold {cold * 1e3:6.0f} ms = {cold / single:6.1f} x   "
+                  f"warm {warm * 1e3:6.0f} ms = {warm / single:6.1f} x", flush=True)
 
 
 def _forward_backward_seconds(fn, x, repeat=5):
@@ -161,16 +181,18 @@ def _forward_backward_seconds(fn, x, repeat=5):
 def accuracy_rows():
     n = 1000
     x = np.random.default_rng(1).uniform(-1, 1, size=n)
-    for name, fn in (("elementwise", elementwise), ("dense", make_dense(n))):
+    for name, fn in functions(n):
         theoretical, numerical = anchor(fresh(fn), x, "function")
         ours_analytic, ours_numeric = our_jacobians(fresh(fn), x)
         x32 = x.astype(np.float32)
         theoretical32, numerical32 = anchor(fresh(fn), x32, "function")
         ours_analytic32, reference64 = our_jacobians(fresh(fn), x32)
-        print(f"{name:12s} float64: gradcheck {worst_relative(ours_numeric, ours_analytic):8.1e}  "
-              f"compute_gradient {worst_relative(numerical, theoretical):8.1e}   "
-              f"float32: gradcheck {worst_relative(reference64, ours_analytic32):8.1e}  "
-              f"compute_gradient {worst_relative(numerical32, theoretical32):8.1e}", flush=True)
+        figures = [worst_relative(ours_numeric, ours_analytic),
+                   worst_relative(numerical, theoretical),
+                   worst_relative(reference64, ours_analytic32),
+                   worst_relative(numerical32, theoretical32)]
+        print(f"{name:12s} " + "  ".join(f"{entry:8.1e} {largest:8.1e}"
+                                          for entry, largest in figures), flush=True)
 
 
 def main():
@@ -178,9 +200,12 @@ def main():
     print(f"{'function':12s} {'n':>6s} {'modes':>5s}  {'gradcheck':>10s}  {'compute_gradient':>16s}"
           f"  {'speed-up':>8s}  {'vs 1 mode':>9s}  {'vs forward evaluations':>10s}")
     full_mode_rows()
-    print("\nFast mode, cold, as a multiple of one forward + backward pass")
+    print("\nFast mode, as a multiple of one forward + backward pass")
     fast_mode_rows()
-    print("\nAccuracy: worst relative distance between numeric and analytic Jacobians, n = 1000")
+    print("\nAccuracy, n = 1000: worst distance between numeric and analytic Jacobians, relative "
+          "to the entry (at least 1e-3 of the largest) and to the largest entry")
+    print(f"{'':12s} {'float64 gradcheck':>17s}  {'compute_gradient':>17s}  "
+          f"{'float32 gradcheck':>17s}  {'compute_gradient':>17s}")
     accuracy_rows()
 
 

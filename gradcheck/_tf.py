@@ -42,6 +42,30 @@ def quiet_logs():
         logger.setLevel(level)
 
 
+def vectorized_map(fn, elems):
+    """`tf.vectorized_map(fn, elems)`, falling back to a while loop where an op
+    has no vectorised form, without TensorFlow's cost of printing every op.
+
+    pfor formats each op it converts into a log message whether or not the log
+    is shown (`logging.vlog(2, f"converted {op} ...")`), and an op prints its
+    whole NodeDef: a Const holding a numpy array of 8 MB becomes 23 MB of text,
+    about a second per conversion. While it converts, ops format as their short
+    repr instead (str() and error messages are unchanged)."""
+    from tensorflow.python.framework import ops
+
+    operation = ops.Operation
+    had_own = "__format__" in vars(operation)
+    previous = vars(operation).get("__format__")
+    operation.__format__ = lambda op, spec: repr(op)
+    try:
+        return tf().vectorized_map(fn, elems, fallback_to_while_loop=True)
+    finally:
+        if had_own:
+            operation.__format__ = previous
+        else:
+            del operation.__format__
+
+
 def flatten_with_paths(structure):
     """Flatten a nest of outputs into (path, leaf) pairs, e.g. ('a/0', t)."""
     from tensorflow.python.util import nest

@@ -284,20 +284,28 @@ def _sharpen_where_gradients_disagree(reference, results, intended, context):
 def _disagreeing_columns(actual, expected, kinks, entries, atol, rtol, n_columns):
     """bool (n_columns,): columns with an entry outside the tolerance and not on
     a kink (if `kinks` is given), on `entries` (the (rows, columns) support) if given."""
-    columns = None
+    suspect = np.zeros(n_columns, dtype=bool)
     if entries is not None:
-        actual, expected = actual[entries], expected[entries]
         kinks = None if kinks is None else kinks[entries]
-        columns = entries[1]
+        suspect[entries[1][_wrong(actual[entries], expected[entries], kinks, atol, rtol)]] = True
+        return suspect
+    if actual.ndim != 2:
+        return suspect
+    # A few rows at a time: the temporaries then stay in cache.
+    rows = max(1, (1 << 16) // max(actual.shape[1], 1))
+    for start in range(0, actual.shape[0], rows):
+        part = slice(start, start + rows)
+        suspect |= _wrong(actual[part], expected[part], None if kinks is None else kinks[part],
+                          atol, rtol).any(axis=0)
+    return suspect
+
+
+def _wrong(actual, expected, kinks, atol, rtol):
     with np.errstate(invalid="ignore"):
         wrong = ~(np.abs(actual - expected) <= atol + rtol * np.abs(expected))
     if kinks is not None:
         wrong &= ~kinks
-    if columns is None:
-        return wrong.any(axis=0) if wrong.ndim == 2 else np.zeros(n_columns, dtype=bool)
-    suspect = np.zeros(n_columns, dtype=bool)
-    suspect[columns[wrong]] = True
-    return suspect
+    return wrong
 
 
 def _comparison_support(reference, pattern, context):
@@ -350,10 +358,9 @@ def projections_check(context, target_for, evaluate, wide, base):
     us = fast.draw_cotangents(out_size, rng)
     plans = {}
     for i in context.wrt:
-        directional = fast.Directional(evaluate, i, wide[i], f0)
-        projections = fast.draw_projections(us, context.check_inputs[i].real_size, rng)
-        numeric_values = [directional.derivatives([p.v], p.u) for p in projections]
-        plans[i] = (directional, projections, numeric_values)
+        directional = fast.Directional(evaluate, i, wide[i], f0, context.diff_specs)
+        plans[i] = fast.Plan(directional,
+                             fast.draw_projections(us, context.check_inputs[i].real_size, rng))
     for device in context.settings.devices:
         for mode in context.settings.modes:
             context.run_mode(mode, target_for(mode), device,
@@ -362,27 +369,35 @@ def projections_check(context, target_for, evaluate, wide, base):
 
 def _project(context, run, plans, where):
     """Every input's projections in one mode, as report rows."""
-    us = [p.u for p in plans[context.wrt[0]][1]]
+    us = [p.u for p in plans[context.wrt[0]].projections]
     grads = run.vjp(_as_cotangents(context.diff_specs, us))
     # Shape and dtype as full mode checks them, before any row of this mode is reported.
     for position, i in enumerate(context.wrt):
         analytic.check_gradient_shape(grads[position], context.check_inputs[i], len(us))
     for position, i in enumerate(context.wrt):
-        directional, projections, numeric_values = plans[i]
+        plan = plans[i]
         x = context.check_inputs[i]
         atol, rtol = _pair_tolerance(context.settings, x.dtype,
                                      *(spec.dtype for spec in context.diff_specs))
         findings = []
-        for k, (p, (value, error)) in enumerate(zip(projections, numeric_values)):
+        for k, p in enumerate(plan.projections):
             g = layout.real_view_batch(grads[position])[k].astype(np.float64)
-            finding = fast.Finding(float(g @ p.v), float(value[0]),
-                                   fast.allowed_error(g, p.v, p.u, atol, rtol, float(error[0])))
+            finding = _finding(g, p, plan.central[k], atol, rtol)
             if not finding.ok:
-                fast.localise(finding, directional, g, p,
+                finding = _finding(g, p, plan.richardson(k), atol, rtol)
+            if not finding.ok:
+                fast.localise(finding, plan.directional, g, p,
                               _vjp_column(context, run, position), atol, rtol)
             findings.append(finding)
         context.report.pairs.append(_fast_pair(context, x, findings, where, atol, rtol))
     return True
+
+
+def _finding(gradient, projection, numeric, atol, rtol):
+    value, error = numeric
+    return fast.Finding(float(gradient @ projection.v), float(value),
+                        fast.allowed_error(gradient, projection.v, projection.u, atol, rtol,
+                                           float(error)))
 
 
 def _as_cotangents(diff_specs, us):
@@ -529,15 +544,9 @@ class _OrderContext:
         try:
             run = execution_modes.runner(mode, target, native, self.wrt, self.out_index, device,
                                          self.batch)
-            run.forward()
-        except CheckSetupError:
-            raise
-        except sources.ModeNotApplicable as error:
-            self._record(device_name, mode, "skipped", f"not applicable: {error}")
-            return None
+            run.start()
         except Exception as error:  # noqa: BLE001  (any failure of the forward pass: skip the mode)
-            self._record(device_name, mode, "skipped",
-                         "the forward pass cannot run here: " + forward.reason(error))
+            self._forward_failed(device_name, mode, error)
             return None
         try:
             blocks = measure(run, (device_name, mode)) if measure else self.jacobian(run)
@@ -547,14 +556,28 @@ class _OrderContext:
         except CheckSetupError:
             raise
         except Exception as error:  # noqa: BLE001  (whatever the gradient raised is the finding)
-            status = "skipped" if _is_unsupported(error) else "failed"
-            self._record(device_name, mode, status, _gradient_reason(error, self._wrt_inputs()))
+            forward_error = run.forward_error()
+            if forward_error is not None:
+                self._forward_failed(device_name, mode, forward_error)
+            else:
+                status = "skipped" if _is_unsupported(error) else "failed"
+                self._record(device_name, mode, status, _gradient_reason(error, self._wrt_inputs()))
             return None
         finally:
             run.close()
         result = self._record(device_name, mode, "checked")
         self._note_gradient_structure(run, device_name, mode)
         return blocks, result, set(run.none_inputs)
+
+    def _forward_failed(self, device_name, mode, error):
+        """A mode whose forward pass cannot run is skipped, with the reason."""
+        if isinstance(error, CheckSetupError):
+            raise error
+        if isinstance(error, sources.ModeNotApplicable):
+            self._record(device_name, mode, "skipped", f"not applicable: {error}")
+        else:
+            self._record(device_name, mode, "skipped",
+                         "the forward pass cannot run here: " + forward.reason(error))
 
     def check_forward_mode(self, mode, target, device_name, reverse, expected, intended):
         """The JVP Jacobian against the finite differences (or the declared

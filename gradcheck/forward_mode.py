@@ -59,8 +59,7 @@ class _JvpRunner:
             return [dense_or_zeros(accumulator.jvp(outputs[k]), outputs[k]) for k in out_index]
 
         def batched(tensors, tangents):
-            return tf.vectorized_map(lambda t: jvp(tensors, t), list(tangents),
-                                     fallback_to_while_loop=True)
+            return _tf.vectorized_map(lambda t: jvp(tensors, t), list(tangents))
 
         def one_at_a_time(tensors, tangents):
             """Eager JVPs really run eagerly: one tangent after another."""

@@ -104,7 +104,7 @@ def columns_from_vjp(vjp_of, fixed_cotangents, tangents):
                                  unconnected_gradients=tf.UnconnectedGradients.ZERO)
         return list(columns)
 
-    return tf.vectorized_map(one_column, list(tangents), fallback_to_while_loop=True)
+    return _tf.vectorized_map(one_column, list(tangents))
 
 
 def compiled(target, key, build):
@@ -116,6 +116,22 @@ def compiled(target, key, build):
     if key not in cache:
         cache[key] = build()
     return cache[key]
+
+
+def traced_forward(target, mode, device):
+    """The target as a tf.function (jit-compiled for "xla") placed on `device`,
+    cached on the target. The device scope is entered inside the traced body,
+    so that every op in the graph carries the placement, not only the call."""
+    tf = _tf.tf()
+
+    def build():
+        def forward(*tensors):
+            with tf.device(device):
+                return target(list(tensors))
+
+        return tf.function(forward, jit_compile=mode == "xla", autograph=False)
+
+    return compiled(target, ("forward", mode == "xla", device), build)
 
 
 def runner(mode, target, inputs, wrt, out_index, device, batch_size):
@@ -158,6 +174,15 @@ class Runner:
         (one array per differentiable output). Exact when the VJP is linear in
         its cotangent, as a gradient must be; analytic.py verifies that."""
         raise NotImplementedError(f"{type(self).__name__} computes Jacobian rows only")
+
+    def start(self):
+        """Run the forward pass once, so that a mode it cannot run in is known
+        before any gradient; raises what the forward pass raises."""
+        self.forward()
+
+    def forward_error(self):
+        """After a failed VJP: what the forward pass alone raises, or None."""
+        return None
 
     @property
     def none_inputs(self):
@@ -233,7 +258,7 @@ class EagerRunner(Runner):
             # tf.vectorized_map traces its loop body on every call; one function
             # for the runner traces it once for all batches (they share a shape).
             self._batched = tf.function(
-                lambda batch: tf.vectorized_map(self._gradient, batch, fallback_to_while_loop=True),
+                lambda batch: _tf.vectorized_map(self._gradient, batch),
                 autograph=False)
         with tf.device(self.device):
             result = self._batched([tf.constant(c) for c in cotangents])
@@ -279,11 +304,12 @@ class FunctionRunner(TracedRunner):
 
     def __init__(self, mode, target, inputs, wrt, out_index, device, batch_size):
         tf = _tf.tf()
-        self.device = device
+        self.mode, self.device = mode, device
         with tf.device(device):
             self.tensors = [tf.constant(value) for value in inputs]
         key = ("function runner", mode, device, tuple(wrt), tuple(out_index))
-        self.slots, self._forward, self._vjp, self._vjp_row, self._columns = compiled(
+        self._forward = traced_forward(target, mode, device)
+        self.slots, self._vjp, self._vjp_row, self._columns = compiled(
             target, key, lambda: _function_runner_parts(mode, target, wrt, out_index, device))
 
     def jvp(self, fixed_cotangents, tangents):
@@ -298,18 +324,26 @@ class FunctionRunner(TracedRunner):
         with tf.device(self.device):
             return [np.asarray(y.numpy()) for y in self._forward(*self.tensors)]
 
+    def start(self):
+        # Every VJP runs the forward pass too (and XLA compiles it again), so
+        # running it alone first would only add to the cost: it runs alone only
+        # when a VJP fails, to tell a forward pass that cannot run from a gradient.
+        pass
+
+    def forward_error(self):
+        try:
+            self.forward()
+        except Exception as error:  # noqa: BLE001  (the caller reports it)
+            return error
+        return None
+
 
 def _function_runner_parts(mode, target, wrt, out_index, device):
     tf = _tf.tf()
     jit = mode == "xla"
     slots = GradientSlots()
 
-    # The device scope is entered inside the traced bodies too, so that every
-    # op in the graph carries the placement, not only the call.
-    def forward(*tensors):
-        with tf.device(device):
-            return target(list(tensors))
-
+    # The device scope is entered inside the traced bodies too (see traced_forward).
     def gradient_of_rows(tensors, cotangents, vectorized):
         tensors = list(tensors)
         with tf.device(device):
@@ -328,10 +362,9 @@ def _function_runner_parts(mode, target, wrt, out_index, device):
                 return columns_from_vjp(one_row, *cotangents)
             if not vectorized:
                 return one_row(cotangents)
-            return tf.vectorized_map(one_row, list(cotangents), fallback_to_while_loop=True)
+            return _tf.vectorized_map(one_row, list(cotangents))
 
     return (slots,
-            tf.function(forward, jit_compile=jit, autograph=False),
             tf.function(lambda xs, cts: gradient_of_rows(xs, cts, True), jit_compile=jit,
                         autograph=False),
             tf.function(lambda xs, cts: gradient_of_rows(xs, cts, False), jit_compile=jit,
@@ -387,8 +420,7 @@ class GraphRunner(Runner):
                 placeholders = [tf.compat.v1.placeholder(y.dtype, shape=lead + list(shape))
                                 for y, shape in zip(self.selected, self.selected_shapes)]
                 if vectorized:
-                    grads = tf.vectorized_map(self._gradients, placeholders,
-                                              fallback_to_while_loop=True)
+                    grads = _tf.vectorized_map(self._gradients, placeholders)
                 else:
                     grads = self._gradients(placeholders)
             self._built[vectorized] = (placeholders, grads)
@@ -435,7 +467,7 @@ class GraphRunner(Runner):
                                            unconnected_gradients=tf.UnconnectedGradients.ZERO)
                     return list(columns)
 
-                columns = tf.vectorized_map(one_column, batch, fallback_to_while_loop=True)
+                columns = _tf.vectorized_map(one_column, batch)
             self._built["columns"] = (fixed, batch, columns)
         fixed, batch, columns = self._built["columns"]
         feed = self._feed()

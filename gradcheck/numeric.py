@@ -102,15 +102,14 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
 
         grouping = compressed.groups_of(pattern[i]) if pattern is not None else None
         if grouping is None:
-            # One transposing copy: comparisons of mixed layouts are far slower.
-            values, kinked = (np.ascontiguousarray(a.T) for a in by_columns(np.arange(x_real.size)))
+            values, kinked = by_columns(np.arange(x_real.size))
         else:
             values, kinked, redo = compressed.fill(evaluate, i, x, x_real, steps[0], f0,
                                                    pattern[i], grouping, _RETRY_ESTIMATE,
                                                    step_precision)
             if redo.size:
                 redone, kinks_redone = by_columns(redo)
-                values[:, redo], kinked[:, redo] = redone.T, kinks_redone.T
+                values[:, redo], kinked[:, redo] = redone, kinks_redone
             grouped[i] = np.setdiff1d(np.arange(x_real.size), redo)
         column_finders[i] = by_columns
         for k, rows in _output_rows(outputs):
@@ -119,8 +118,8 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
     def redo_columns(i, columns):
         redone, kinks_redone = column_finders[i](columns)
         for k, rows in _output_rows(outputs):
-            blocks[(k, i)][:, columns] = redone[:, rows].T
-            kinks[(k, i)][:, columns] = kinks_redone[:, rows].T
+            blocks[(k, i)][:, columns] = redone[rows]
+            kinks[(k, i)][:, columns] = kinks_redone[rows]
         grouped[i] = np.setdiff1d(grouped[i], columns)
 
     reference = Reference(blocks, kinks, grouped, redo_columns)
@@ -178,13 +177,16 @@ def sharpened(evaluate, i, x, x_real, steps, columns, f0, precision):
 
 
 def _by_columns(evaluate, i, x, x_real, steps, columns, f0, chunk, precision):
-    """(len(columns), outputs) values and kinks, a chunk at a time."""
-    if len(columns) == 0:
-        return np.zeros((0, f0.size)), np.zeros((0, f0.size), dtype=bool)
-    parts = [_columns(evaluate, i, x, x_real, steps, columns[start:start + chunk], f0, chunk,
-                      precision)
-             for start in range(0, len(columns), chunk)]
-    return tuple(np.concatenate([p[n] for p in parts]) for n in (0, 2))
+    """(outputs, len(columns)) values and kinks, laid out like the Jacobian
+    blocks (comparisons of mixed layouts are far slower), a chunk at a time."""
+    values = np.empty((f0.size, len(columns)))
+    kinks = np.empty((f0.size, len(columns)), dtype=bool)
+    for start in range(0, len(columns), chunk):
+        value, _, kink = _columns(evaluate, i, x, x_real, steps, columns[start:start + chunk], f0,
+                                  chunk, precision)
+        values[:, start:start + len(value)] = value.T
+        kinks[:, start:start + len(value)] = kink.T
+    return values, kinks
 
 
 # An estimate above this (relative to max(|value|, 1)) sends the column to the
@@ -228,8 +230,8 @@ def _at_scale(evaluate, i, x, x_real, h, columns, f0, chunk, precision):
     taken = batch_real[:, col_axis, columns].astype(np.float64) - x_real[columns].astype(np.float64)
     batch = layout.from_real_view(batch_real.reshape(-1, x_real.size), x.dtype, x.shape)
     del batch_real
-    results = evaluate(i, batch)
-    y = np.concatenate([layout.real_view_batch(r).astype(np.float64) for r in results], axis=1)
+    results = [layout.real_view_batch(r).astype(np.float64, copy=False) for r in evaluate(i, batch)]
+    y = results[0] if len(results) == 1 else np.concatenate(results, axis=1)
     y = y.reshape(len(_OFFSETS), n_cols, -1)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         d_full = (y[0] - y[1]) / (taken[0] - taken[1])[:, None]
@@ -245,17 +247,27 @@ def _at_scale(evaluate, i, x, x_real, h, columns, f0, chunk, precision):
 
 def kinks_at(y, taken, f0, dtype):
     """(cols, out): where forward and backward differences disagree by a jump
-    that does not shrink with the step, as it would if it were curvature."""
+    that does not shrink with the step, as it would if it were curvature.
+    (In place where it can: the arrays are as large as the Jacobian.)"""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        def jump(plus, minus):
-            forward = (y[plus] - f0) / taken[plus][:, None]
-            backward = (f0 - y[minus]) / -taken[minus][:, None]
-            return forward - backward, np.maximum(np.abs(forward), np.abs(backward))
+        def one_sided(plus, minus):
+            forward = y[plus] - f0
+            forward /= taken[plus][:, None]
+            backward = f0 - y[minus]
+            backward /= -taken[minus][:, None]
+            return forward, backward
 
-        jump_full, _ = jump(0, 1)
-        jump_half, slope = jump(2, 3)
-        noise = np.sqrt(float(finfo(dtype).eps)) * np.maximum(slope, 1.0)
-        return (np.abs(jump_half) > noise) & (np.abs(jump_full) < 1.5 * np.abs(jump_half))
+        forward, backward = one_sided(2, 3)
+        jump_half = np.abs(forward - backward)
+        slope = np.maximum(np.abs(forward, out=forward), np.abs(backward, out=backward), out=forward)
+        noise = np.maximum(slope, 1.0, out=slope)
+        noise *= np.sqrt(float(finfo(dtype).eps))
+        kink = jump_half > noise
+        forward, backward = one_sided(0, 1)
+        forward -= backward
+        jump_half *= 1.5
+        kink &= np.abs(forward, out=forward) < jump_half
+        return kink
 
 
 def coarsest(*dtypes):
@@ -271,35 +283,61 @@ def finfo(dtype):
 
 
 def batched_evaluator(target, inputs, out_index, device):
-    """`evaluate(i, batch)` for `numeric_jacobian`.
+    """`evaluate(i, batch)` for `numeric_jacobian` (see BatchedEvaluator)."""
+    return BatchedEvaluator(target, inputs, out_index, device)
+
+
+class BatchedEvaluator:
+    """`evaluate(i, batch)`: the differentiable outputs for a batch of values of
+    input i, the other inputs fixed at `inputs`.
 
     Vectorised in one tf.function where `tf.vectorized_map` can convert the
     function; else a traced function called once per perturbed input (Defun
     calls, captured variables); else eager calls (functions that read tensor
     values in Python).
     """
-    tf = _tf.tf()
-    fixed = [tf.constant(v) for v in inputs]
-    strategies = [_Vectorised(target, fixed, out_index), _Traced(target, fixed, out_index),
-                  _Eager(target, fixed, out_index)]
-    if getattr(target, "variable_slots", None):
-        # Perturbed values are assigned to variables: vectorised, the reads would
-        # be hoisted out of the loop and see none of them.
-        strategies.pop(0)
 
-    def evaluate(i, batch):
-        with tf.device(device):
+    def __init__(self, target, inputs, out_index, device):
+        tf = _tf.tf()
+        self.device = device
+        self.fixed = [tf.constant(v) for v in inputs]
+        self.strategies = [_Vectorised(target, self.fixed, out_index),
+                           _Traced(target, self.fixed, out_index),
+                           _Eager(target, self.fixed, out_index)]
+        if getattr(target, "variable_slots", None):
+            # Perturbed values are assigned to variables: vectorised, the reads
+            # would be hoisted out of the loop and see none of them.
+            self.strategies.pop(0)
+
+    def __call__(self, i, batch):
+        tf = _tf.tf()
+        with tf.device(self.device):
             while True:
                 try:
-                    return strategies[0](i, tf.constant(batch))
+                    return self.strategies[0](i, tf.constant(batch))
                 except CheckSetupError:
                     raise
                 except Exception:  # the next strategy raises the real error
-                    if len(strategies) == 1:
+                    if len(self.strategies) == 1:
                         raise
-                    strategies.pop(0)
+                    self.strategies.pop(0)
 
-    return evaluate
+    def projected(self, i, directions, steps, cotangents):
+        """(directions, steps): u_d . f(x + t d) for each direction d (arrays in
+        input i's layout) with its cotangent u_d (one array per output, float64
+        or complex128), and each step t, all computed inside TensorFlow: only
+        the projections leave it. None where the function is not vectorised
+        (the caller then evaluates the outputs themselves)."""
+        if not isinstance(self.strategies[0], _Vectorised):
+            return None
+        tf = _tf.tf()
+        try:
+            with tf.device(self.device):
+                return self.strategies[0].projected(i, directions, steps, cotangents)
+        except CheckSetupError:
+            raise
+        except Exception:  # noqa: BLE001  (evaluating the outputs raises the real error)
+            return None
 
 
 class _Strategy:
@@ -308,10 +346,15 @@ class _Strategy:
         self.functions = {}
 
     def outputs_at(self, i, xi):
-        tensors = list(self.fixed)
-        tensors[i] = xi
-        outputs = self.target(tensors)
-        return [outputs[k] for k in self.out_index]
+        return _outputs_with(self.target, self.out_index, self.fixed, i, xi)
+
+
+def _outputs_with(target, out_index, tensors, i, xi):
+    """The differentiable outputs of `target` with input i replaced by xi."""
+    tensors = list(tensors)
+    tensors[i] = xi
+    outputs = target(tensors)
+    return [outputs[k] for k in out_index]
 
 
 class _Vectorised(_Strategy):
@@ -325,19 +368,48 @@ class _Vectorised(_Strategy):
         target, out_index = self.target, self.out_index
 
         def build():
-            def one(xi, others):
-                tensors = list(others)
-                tensors[i] = xi
-                outputs = target(tensors)
-                return [outputs[k] for k in out_index]
-
             return tf.function(
-                lambda b, others: tf.vectorized_map(lambda xi: one(xi, others), b,
-                                                    fallback_to_while_loop=True),
+                lambda b, others: _tf.vectorized_map(
+                    lambda xi: _outputs_with(target, out_index, others, i, xi), b),
                 autograph=False)
 
         function = compiled(target, ("finite differences", i, tuple(out_index)), build)
         return [np.asarray(r.numpy()) for r in function(batch, self.fixed)]
+
+    def projected(self, i, directions, steps, cotangents):
+        from gradcheck.modes import compiled
+
+        tf = _tf.tf()
+        target, out_index = self.target, self.out_index
+
+        def build():
+            def projections(directions, steps, cotangents, others):
+                # One perturbed input at a time, a few in parallel: faster than
+                # one batch for large inputs (no batch-sized temporaries) and
+                # the function is traced once.
+                n_steps = tf.size(steps)
+
+                def projection(pair):
+                    d, t = pair // n_steps, pair % n_steps
+                    xi = others[i] + tf.cast(steps[t], others[i].dtype) * directions[d]
+                    total = tf.constant(0.0, tf.float64)
+                    for y, u in zip(_outputs_with(target, out_index, others, i, xi), cotangents):
+                        y = tf.cast(y, u.dtype)
+                        total += tf.cast(tf.math.real(tf.reduce_sum(tf.math.conj(u[d]) * y)),
+                                         tf.float64)
+                    return total
+
+                pairs = tf.range(tf.shape(directions)[0] * n_steps)
+                values = tf.map_fn(projection, pairs, fn_output_signature=tf.float64,
+                                   parallel_iterations=8)
+                return tf.reshape(values, [-1, n_steps])
+
+            return tf.function(projections, autograph=False)
+
+        function = compiled(target, ("projections", i, tuple(out_index)), build)
+        result = function(tf.constant(directions), tf.constant(steps),
+                          [tf.constant(u) for u in cotangents], self.fixed)
+        return np.asarray(result.numpy(), dtype=np.float64)
 
 
 class _Traced(_Strategy):

@@ -108,8 +108,7 @@ class DeclaredGradient(TracedRunner):
             self.tensors = [tf.constant(v) for v in inputs]
         self.slots = GradientSlots()
         self._vjp = tf.function(
-            lambda xs, cts: tf.vectorized_map(lambda ct: self._declared(xs, ct), cts,
-                                              fallback_to_while_loop=True), autograph=False)
+            lambda xs, cts: _tf.vectorized_map(lambda ct: self._declared(xs, ct), cts), autograph=False)
         self._vjp_row = tf.function(lambda xs, cts: self._declared(xs, cts), autograph=False)
 
     def _declared(self, tensors, cotangents):

@@ -118,3 +118,18 @@ def test_graph_mode_recovers_from_a_vectorisation_that_breaks_the_graph():
     x = rng.uniform(-0.3, 0.3, size=(3, 3))
     report = check_gradients(tf.linalg.expm, [x], modes=["graph"])
     assert any("could not batch the gradient" in note for note in report.notes)
+
+
+def test_a_check_of_a_function_holding_a_large_constant_leaves_ops_printing_in_full():
+    # tf.vectorized_map prints every op it converts, a large constant's whole
+    # value included; gradcheck shortens that text while it converts, and only then.
+    matrix = rng.normal(size=(256, 256)) / 16
+
+    def matvec(x):
+        return tf.tanh(tf.linalg.matvec(tf.constant(matrix), x))
+
+    report = check_gradients(matvec, [rng.uniform(-1, 1, size=256)], modes=["function", "graph"])
+    assert report.ok
+    with tf.Graph().as_default():
+        op = tf.constant([1.5, 2.5], name="kept").op
+    assert f"{op}" == str(op) and "kept" in f"{op}" and "tensor" in f"{op}"

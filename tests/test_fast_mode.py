@@ -32,6 +32,25 @@ def wrong_by_a_factor_everywhere(x):
     return tf.sin(x) * x, lambda dy: 1.01 * dy * (tf.cos(x) * x + tf.sin(x))
 
 
+@tf.custom_gradient
+def sum_of_squares_with_two_entries_swapped(x):
+    """The gradient of x[3] given as x[7]'s and the other way round: wrong by
+    (a, -a), which a projection whose v has equal entries there cancels."""
+    def grad(dy):
+        right = 2.0 * dy * x
+        return tf.tensor_scatter_nd_update(right, [[3], [7]], [right[7], right[3]])
+    return tf.reduce_sum(x * x), grad
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_two_swapped_gradient_entries_are_found_whatever_the_seed(seed):
+    x = np.linspace(-1.0, 1.0, 50_000)
+    with pytest.raises(GradientCheckError) as caught:
+        check_gradients(sum_of_squares_with_two_entries_swapped, [x], method="fast",
+                        modes=["function"], seed=seed)
+    assert caught.value.report.failed_pairs[0].worst_input in ("x[3]", "x[7]")
+
+
 def test_one_wrong_element_of_a_large_input_is_found_and_localised():
     with pytest.raises(GradientCheckError) as caught:
         check_gradients(wrong_in_one_element, [BIG], method="fast", modes=["function"])
