@@ -6,7 +6,8 @@ input, once per mode: eagerly, under tf.function, in a v1 graph and session,
 and under tf.function(jit_compile=True)), their ratio, and full mode's time as a
 multiple of the batched forward evaluations alone (the 4 n perturbed inputs that
 uncompressed finite differences need). Everything is cold: each check gets a
-new function object, so its traces are made afresh.
+new function object, so its traces are made afresh; gradcheck's times are the
+median of 3 runs, compute_gradient's a single run.
 
 Three functions: elementwise, sin(x) exp(x / 4); dense, tanh(x) (1 + mean(x)),
 where every output depends on every input; and matvec, tanh(A x), dense too,
@@ -79,6 +80,16 @@ def seconds(call, *args, **kwargs):
     return time.perf_counter() - start, result
 
 
+def median_seconds(call, *args, repeat=3, **kwargs):
+    """The median of `repeat` timings: single runs here vary by a third."""
+    return float(np.median([seconds(call, *args, **kwargs)[0] for _ in range(repeat)]))
+
+
+def cold_check_seconds(fn, x, **options):
+    """A check of a new function object each time, so that every trace is made afresh."""
+    return median_seconds(lambda: check_gradients(fresh(fn), [x], **options))
+
+
 def fresh(fn):
     """A new function object, so that no trace of an earlier check is reused."""
     return lambda x: fn(x)
@@ -135,10 +146,10 @@ def full_mode_rows():
         x = np.random.default_rng(1).uniform(-1, 1, size=n)
         for name, fn in functions(n):
             forward = forward_evaluations_seconds(fn, x)
-            one, _ = seconds(check_gradients, fresh(fn), [x], modes=["function"], method="full")
+            one = cold_check_seconds(fn, x, modes=["function"], method="full")
             one_anchor = anchor_seconds(fn, x, ["function"])
             print(_full_row(name, n, 1, one, one_anchor, one, forward), flush=True)
-            four, _ = seconds(check_gradients, fresh(fn), [x], method="full")
+            four = cold_check_seconds(fn, x, method="full")
             four_anchor = anchor_seconds(fn, x, modes.MODE_NAMES)
             print(_full_row(name, n, 4, four, four_anchor, one, forward), flush=True)
 
@@ -158,9 +169,10 @@ def fast_mode_rows():
         for dtype in ("float32", "float64"):
             x = np.random.default_rng(0).uniform(-1, 1, size=shape).astype(dtype)
             single = _forward_backward_seconds(fn, tf.constant(x))
+            cold = cold_check_seconds(fn, x, method="fast", modes=["function"])
             checked = fresh(fn)
-            cold, _ = seconds(check_gradients, checked, [x], method="fast", modes=["function"])
-            warm, _ = seconds(check_gradients, checked, [x], method="fast", modes=["function"])
+            check_gradients(checked, [x], method="fast", modes=["function"])
+            warm = median_seconds(check_gradients, checked, [x], method="fast", modes=["function"])
             print(f"{name:12s} {dtype:8s} {x.size:8d}  forward+backward {single * 1e3:7.1f} ms  "
                   f"cold {cold * 1e3:6.0f} ms = {cold / single:6.1f} x   "
                   f"warm {warm * 1e3:6.0f} ms = {warm / single:6.1f} x", flush=True)
@@ -195,7 +207,17 @@ def accuracy_rows():
                                           for entry, largest in figures), flush=True)
 
 
+def warm_up():
+    """Start TensorFlow, XLA and a v1 session once, untimed, for both tools: what
+    the first check in a process pays once is not a cost of that check."""
+    tiny = np.linspace(-1.0, 1.0, 4)
+    check_gradients(fresh(elementwise), [tiny])
+    for mode in modes.MODE_NAMES:
+        anchor(fresh(elementwise), tiny, mode)
+
+
 def main():
+    warm_up()
     print("Full mode, float64, cold (tracing included)")
     print(f"{'function':12s} {'n':>6s} {'modes':>5s}  {'gradcheck':>10s}  {'compute_gradient':>16s}"
           f"  {'speed-up':>8s}  {'vs 1 mode':>9s}  {'vs forward evaluations':>10s}")
