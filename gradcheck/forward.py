@@ -127,16 +127,21 @@ def reference_inputs(target, check_inputs, native_outputs):
 
 def computes_in_float32(target, wide, check_inputs, floating_outputs):
     """Whether a function that returns float64 casts its inputs to float32 inside
-    (tf.image does): its outputs do not move at all when every input moves by a
-    relative 1e-9, though they do when it moves by 1e-4."""
-    def moved(relative):
+    (tf.image does): almost none of its outputs move when every input moves by a
+    relative 1e-12, though they do when it moves by 1e-4.
+
+    "Almost none" rather than "none": a nudge can carry an input across a float32
+    rounding boundary, about once in 10^5 inputs at 1e-12 (and once in 30 at 1e-9,
+    which made an exact test flaky)."""
+    def outputs_moved(relative):
         nudged = [v * (1 + relative) + relative if x.differentiable else v
                   for v, x in zip(wide, check_inputs)]
         after = [o for o in probe(target, nudged) if o.dtype.kind in "fc"]
-        return any(not np.array_equal(a, b) for a, b in zip(floating_outputs, after))
+        return sum(int(np.count_nonzero(a != b)) for a, b in zip(floating_outputs, after))
 
     try:
-        return not moved(1e-9) and moved(1e-4)
+        moved_by_large = outputs_moved(1e-4)
+        return moved_by_large > 0 and outputs_moved(1e-12) <= 0.01 * moved_by_large
     except CheckSetupError:
         return False
 
