@@ -140,8 +140,11 @@ def computes_in_float32(target, wide, check_inputs, floating_outputs):
         return sum(int(np.count_nonzero(a != b)) for a, b in zip(floating_outputs, after))
 
     try:
+        moved_by_tiny = outputs_moved(1e-12)
+        if moved_by_tiny > 0.01 * sum(o.size for o in floating_outputs):
+            return False  # most functions: no second call needed
         moved_by_large = outputs_moved(1e-4)
-        return moved_by_large > 0 and outputs_moved(1e-12) <= 0.01 * moved_by_large
+        return moved_by_large > 0 and moved_by_tiny <= 0.01 * moved_by_large
     except CheckSetupError:
         return False
 

@@ -292,76 +292,33 @@ class BatchedEvaluator:
     input i, the other inputs fixed at `inputs`.
 
     Vectorised in one tf.function where `tf.vectorized_map` can convert the
-    function; else a traced function called once per perturbed input (Defun
-    calls, captured variables); else eager calls (functions that read tensor
-    values in Python).
+    function; else one perturbed input at a time (`at`: Defun calls, captured
+    variables, functions that read tensor values in Python).
     """
 
     def __init__(self, target, inputs, out_index, device):
         tf = _tf.tf()
-        self.device = device
+        self.device, self.target, self.out_index = device, target, out_index
         self.fixed = [tf.constant(v) for v in inputs]
-        self.strategies = [_Vectorised(target, self.fixed, out_index),
-                           _Traced(target, self.fixed, out_index),
-                           _Eager(target, self.fixed, out_index)]
-        if getattr(target, "variable_slots", None):
-            # Perturbed values are assigned to variables: vectorised, the reads
-            # would be hoisted out of the loop and see none of them.
-            self.strategies.pop(0)
+        # Perturbed values of variables are assigned to them: vectorised, the
+        # reads would be hoisted out of the loop and see none of them.
+        self._vectorises = not getattr(target, "variable_slots", None)
+        self._traces = True
 
     def __call__(self, i, batch):
-        tf = _tf.tf()
-        with tf.device(self.device):
-            while True:
-                try:
-                    return self.strategies[0](i, tf.constant(batch))
-                except CheckSetupError:
-                    raise
-                except Exception:  # the next strategy raises the real error
-                    if len(self.strategies) == 1:
-                        raise
-                    self.strategies.pop(0)
+        if self._vectorises:
+            try:
+                return self._vectorised(i, batch)
+            except CheckSetupError:
+                raise
+            except Exception:  # noqa: BLE001  (one at a time raises the real error)
+                self._vectorises = False
+        rows = [self.at(i, xi) for xi in batch]
+        return [np.stack(column) for column in zip(*rows)]
 
-    def projected(self, i, directions, steps, cotangents):
-        """(directions, steps): u_d . f(x + t d) for each direction d (arrays in
-        input i's layout) with its cotangent u_d (one array per output, float64
-        or complex128), and each step t, all computed inside TensorFlow: only
-        the projections leave it. None where the function is not vectorised
-        (the caller then evaluates the outputs themselves)."""
-        if not isinstance(self.strategies[0], _Vectorised):
-            return None
-        tf = _tf.tf()
-        try:
-            with tf.device(self.device):
-                return self.strategies[0].projected(i, directions, steps, cotangents)
-        except CheckSetupError:
-            raise
-        except Exception:  # noqa: BLE001  (evaluating the outputs raises the real error)
-            return None
-
-
-class _Strategy:
-    def __init__(self, target, fixed, out_index):
-        self.target, self.fixed, self.out_index = target, fixed, out_index
-        self.functions = {}
-
-    def outputs_at(self, i, xi):
-        return _outputs_with(self.target, self.out_index, self.fixed, i, xi)
-
-
-def _outputs_with(target, out_index, tensors, i, xi):
-    """The differentiable outputs of `target` with input i replaced by xi."""
-    tensors = list(tensors)
-    tensors[i] = xi
-    outputs = target(tensors)
-    return [outputs[k] for k in out_index]
-
-
-class _Vectorised(_Strategy):
-    """All perturbations of input i in one call; the other inputs are arguments
-    too, so the trace is cached on the target and reused by later checks."""
-
-    def __call__(self, i, batch):
+    def _vectorised(self, i, batch):
+        """All of input i's values in one call. The other inputs are arguments
+        too, so the trace is cached on the target and reused by later checks."""
         from gradcheck.modes import compiled
 
         tf = _tf.tf()
@@ -374,54 +331,38 @@ class _Vectorised(_Strategy):
                 autograph=False)
 
         function = compiled(target, ("finite differences", i, tuple(out_index)), build)
-        return [np.asarray(r.numpy()) for r in function(batch, self.fixed)]
+        with tf.device(self.device):
+            return [np.asarray(r.numpy()) for r in function(tf.constant(batch), self.fixed)]
 
-    def projected(self, i, directions, steps, cotangents):
-        from gradcheck.modes import compiled
-
+    def at(self, i, xi):
+        """The differentiable outputs with input i at one value `xi`, from the
+        probe's trace of the function (nothing is traced here), or eagerly for a
+        function that cannot be traced. Fast mode projects one perturbed input
+        at a time: for large inputs that is as fast as a batch, and needs no
+        batch-sized temporaries."""
         tf = _tf.tf()
-        target, out_index = self.target, self.out_index
+        tensors = list(self.fixed)
+        with tf.device(self.device):
+            tensors[i] = tf.constant(xi)
+            outputs = self._forward(tensors)
+        return [np.asarray(outputs[k].numpy()) for k in self.out_index]
 
-        def build():
-            def projections(directions, steps, cotangents, others):
-                # One perturbed input at a time, a few in parallel: faster than
-                # one batch for large inputs (no batch-sized temporaries) and
-                # the function is traced once.
-                n_steps = tf.size(steps)
+    def _forward(self, tensors):
+        from gradcheck.modes import traced_forward
 
-                def projection(pair):
-                    d, t = pair // n_steps, pair % n_steps
-                    xi = others[i] + tf.cast(steps[t], others[i].dtype) * directions[d]
-                    total = tf.constant(0.0, tf.float64)
-                    for y, u in zip(_outputs_with(target, out_index, others, i, xi), cotangents):
-                        y = tf.cast(y, u.dtype)
-                        total += tf.cast(tf.math.real(tf.reduce_sum(tf.math.conj(u[d]) * y)),
-                                         tf.float64)
-                    return total
-
-                pairs = tf.range(tf.shape(directions)[0] * n_steps)
-                values = tf.map_fn(projection, pairs, fn_output_signature=tf.float64,
-                                   parallel_iterations=8)
-                return tf.reshape(values, [-1, n_steps])
-
-            return tf.function(projections, autograph=False)
-
-        function = compiled(target, ("projections", i, tuple(out_index)), build)
-        result = function(tf.constant(directions), tf.constant(steps),
-                          [tf.constant(u) for u in cotangents], self.fixed)
-        return np.asarray(result.numpy(), dtype=np.float64)
+        if self._traces:
+            try:
+                return traced_forward(self.target, "function", self.device)(*tensors)
+            except CheckSetupError:
+                raise
+            except Exception:  # noqa: BLE001  (the eager call raises the real error)
+                self._traces = False
+        return self.target(tensors)
 
 
-class _Traced(_Strategy):
-    def __call__(self, i, batch):
-        if i not in self.functions:
-            tf = _tf.tf()
-            self.functions[i] = tf.function(lambda xi: self.outputs_at(i, xi), autograph=False)
-        rows = [[np.asarray(r.numpy()) for r in self.functions[i](xi)] for xi in batch]
-        return [np.stack(column) for column in zip(*rows)]
-
-
-class _Eager(_Strategy):
-    def __call__(self, i, batch):
-        rows = [[np.asarray(r.numpy()) for r in self.outputs_at(i, xi)] for xi in batch]
-        return [np.stack(column) for column in zip(*rows)]
+def _outputs_with(target, out_index, tensors, i, xi):
+    """The differentiable outputs of `target` with input i replaced by xi."""
+    tensors = list(tensors)
+    tensors[i] = xi
+    outputs = target(tensors)
+    return [outputs[k] for k in out_index]
