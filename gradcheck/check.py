@@ -395,11 +395,12 @@ def _project(context, run, plans, where):
                                      *(spec.dtype for spec in context.diff_specs))
         findings = []
         for k, p in enumerate(plan.projections):
-            g = layout.real_view_batch(grads[position])[k].astype(np.float64)
-            cheap = plan.cheap(k, fast.gradient_tolerance(g, p.v, p.u, atol, rtol))
-            finding = _finding(g, p, cheap, atol, rtol) if cheap is not None else None
+            g = layout.real_view_batch(grads[position])[k].astype(np.float64, copy=False)
+            tolerance = fast.gradient_tolerance(g, p.v, p.u, atol, rtol)
+            cheap = plan.cheap(k, tolerance)
+            finding = _finding(g, p, cheap, tolerance) if cheap is not None else None
             if finding is None or not finding.ok:
-                finding = _finding(g, p, plan.richardson(k), atol, rtol)
+                finding = _finding(g, p, plan.richardson(k), tolerance)
             if not finding.ok:
                 fast.localise(finding, plan.directional, g, p,
                               _vjp_column(context, run, position), atol, rtol)
@@ -408,11 +409,10 @@ def _project(context, run, plans, where):
     return True
 
 
-def _finding(gradient, projection, numeric, atol, rtol):
+def _finding(gradient, projection, numeric, tolerance):
     value, error = numeric
     return fast.Finding(float(gradient @ projection.v), float(value),
-                        fast.allowed_error(gradient, projection.v, projection.u, atol, rtol,
-                                           float(error)))
+                        fast.allowed_error(tolerance, float(error)))
 
 
 def _as_cotangents(diff_specs, us):

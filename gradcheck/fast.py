@@ -157,7 +157,7 @@ class Directional:
     def _outputs_at(self, x_real):
         """All differentiable outputs' real components at input i = x_real."""
         xi = layout.from_real_view(x_real[None], self.x.dtype, self.x.shape)[0]
-        return np.concatenate([layout.real_view(y).astype(np.float64)
+        return np.concatenate([layout.real_view(y).astype(np.float64, copy=False)
                                for y in self.evaluate.at(self.i, xi)])
 
     def columns(self, direction):
@@ -198,15 +198,16 @@ class Plan:
 def gradient_tolerance(gradient_part, direction, u, atol, rtol):
     """The per-entry tolerances of a projection, adding up like a random walk.
     Non-finite gradient entries get no tolerance: they are wrong whatever it is."""
-    g = np.where(np.isfinite(gradient_part), np.abs(gradient_part), 0.0)
-    return (rtol * float(np.linalg.norm(g * np.abs(direction)))
+    weighted = gradient_part * direction
+    weighted = np.where(np.isfinite(weighted), weighted, 0.0)
+    return (rtol * float(np.sqrt(weighted @ weighted))
             + atol * float(np.sqrt(np.count_nonzero(direction) + np.count_nonzero(u))))
 
 
-def allowed_error(gradient_part, direction, u, atol, rtol, fd_error):
+def allowed_error(tolerance, fd_error):
     """How far u^T J d may be off for a right gradient: its tolerance plus the
     finite differences' own error, times a safety factor."""
-    return _SAFETY * (gradient_tolerance(gradient_part, direction, u, atol, rtol) + fd_error)
+    return _SAFETY * (tolerance + fd_error)
 
 
 def localise(finding, directional, gradient, projection, vjp_column, atol, rtol):
@@ -220,7 +221,7 @@ def localise(finding, directional, gradient, projection, vjp_column, atol, rtol)
         # Each half from its own entries only: a NaN elsewhere in the gradient
         # would make every half's value NaN (NaN * 0).
         excess = [abs(float(gradient[h] @ v[h]) - n)
-                  - allowed_error(gradient[h], v[h], u, atol, rtol, e)
+                  - allowed_error(gradient_tolerance(gradient[h], v[h], u, atol, rtol), e)
                   for h, n, e in zip(halves, numeric, errors)]
         support = halves[_most_wrong(excess)]
     column = int(support[0])
