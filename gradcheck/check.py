@@ -400,7 +400,7 @@ def _project(context, run, plans, where):
             cheap = plan.cheap(k, tolerance)
             finding = _finding(g, p, cheap, tolerance) if cheap is not None else None
             if finding is None or not finding.ok:
-                finding = _finding(g, p, plan.richardson(k), tolerance)
+                finding = _finding(g, p, plan.richardson(k, tolerance), tolerance)
             if not finding.ok:
                 fast.localise(finding, plan.directional, g, p,
                               _vjp_column(context, run, position), atol, rtol)

@@ -303,7 +303,7 @@ class BatchedEvaluator:
         # Perturbed values of variables are assigned to them: vectorised, the
         # reads would be hoisted out of the loop and see none of them.
         self._vectorises = not getattr(target, "variable_slots", None)
-        self._traces = True
+        self._traces, self._traced = True, None
 
     def __call__(self, i, batch):
         if self._vectorises:
@@ -352,7 +352,10 @@ class BatchedEvaluator:
 
         if self._traces:
             try:
-                return traced_forward(self.target, "function", self.device)(*tensors)
+                if self._traced is None:
+                    # Kept here too: not every target caches its traces.
+                    self._traced = traced_forward(self.target, "function", self.device)
+                return self._traced(*tensors)
             except CheckSetupError:
                 raise
             except Exception:  # noqa: BLE001  (the eager call raises the real error)

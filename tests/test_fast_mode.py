@@ -152,3 +152,28 @@ def test_a_gradient_of_the_wrong_shape_is_named_as_in_full_mode():
         reasons[method] = [(m.mode, m.reason) for m in report.failed_modes]
     message = "the gradient for input 'b' has shape (3, 4), but the input has shape (1, 4)"
     assert reasons["fast"] == reasons["full"] == [("eager", message), ("function", message)]
+
+
+WEIGHTS = tf.Variable(np.random.default_rng(1).normal(size=(300, 300)), name="weights")
+
+
+@tf.custom_gradient
+def dense_layer_weight_gradient_off_by_a_tenth_of_a_percent(x):
+    y = tf.tanh(tf.linalg.matvec(WEIGHTS, x))
+
+    def grad(dy, variables=None):
+        dz = dy * (1 - y * y)
+        return tf.linalg.matvec(WEIGHTS, dz, transpose_a=True), [1.001 * dz[:, None] * x[None, :]]
+
+    return y, grad
+
+
+def test_a_slightly_wrong_gradient_of_a_dense_variable_fails_every_projection():
+    # A direction moves all 90000 weights at once: at full mode's per-element
+    # step, Richardson's error estimate alone was large enough to pass this.
+    x = np.random.default_rng(2).uniform(-1, 1, 300)
+    report = check_gradients(dense_layer_weight_gradient_off_by_a_tenth_of_a_percent, [x],
+                             method="fast", modes=["function"], raise_on_failure=False)
+    (weights,) = [p for p in report.pairs if p.input == "weights"]
+    assert (weights.n_failed, weights.n_total) == (2, 2)
+    assert weights.max_rel_error == pytest.approx(1e-3, rel=0.05)
