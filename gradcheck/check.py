@@ -372,7 +372,7 @@ def projections_check(context, target_for, evaluate, wide, base):
         # function computes in, and its outputs.
         precision = numeric.coarsest(wide[i].dtype, context.settings.computed_in or wide[i].dtype,
                                      *(b.dtype for b in base))
-        directional = fast.Directional(evaluate, i, wide[i], f0, context.diff_specs, precision)
+        directional = fast.Directional(evaluate, i, wide[i], f0, precision)
         plans[i] = fast.Plan(directional,
                              fast.draw_projections(us, context.check_inputs[i].real_size, rng))
     for device in context.settings.devices:
