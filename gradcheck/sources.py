@@ -53,6 +53,9 @@ class VariableTarget:
         self.target = target
         self.n_arguments = n_arguments
         self.variable_slots = {n_arguments + j: x.variable for j, x in enumerate(variable_inputs)}
+        # Traces for this check only (a new target is built for every check):
+        # the probes, function mode and the finite differences share them.
+        self.compiled = {}
 
     @property
     def output_names(self):
