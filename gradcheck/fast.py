@@ -94,24 +94,6 @@ class Directional:
     # each element by at most eps |x|, which the error estimates account for.
     OFFSETS = np.array([1.0, -1.0, 0.5, -0.5])
 
-    def outputs(self, directions, steps):
-        """(directions, steps, outputs): f at x + t d for each step t, evaluated
-        in calls of at most BUDGET_BYTES of perturbed inputs (at least one)."""
-        pairs = [(d, t) for d in range(len(directions)) for t in steps]
-        per_call = max(1, self.BUDGET_BYTES // (8 * max(self.x_real.size, 1)))
-        parts = [self._evaluate([self.x_real + t * np.asarray(directions[d])
-                                 for d, t in pairs[start:start + per_call]])
-                 for start in range(0, len(pairs), per_call)]
-        return np.concatenate(parts).reshape(len(directions), len(steps), -1)
-
-    BUDGET_BYTES = 64 << 20
-
-    def _evaluate(self, perturbed):
-        real = np.stack(perturbed).astype(self.x_real.dtype, copy=False)
-        batch = layout.from_real_view(real, self.x.dtype, self.x.shape)
-        results = self.evaluate(self.i, batch)
-        return np.concatenate([layout.real_view_batch(r).astype(np.float64) for r in results], axis=1)
-
     # The cheap finite differences, cheapest first: (step as a power of eps, steps).
     CHEAP = ((1 / 2, (1.0,)), (1 / 3, (1.0, -1.0)))
 
@@ -154,11 +136,8 @@ class Directional:
 
     def _richardson(self, direction, u, h):
         t = h * self.OFFSETS
-        changes = self._changes(direction, u, t)
-        d_full = (changes[0] - changes[1]) / (t[0] - t[1])
-        d_half = (changes[2] - changes[3]) / (t[2] - t[3])
-        value = float(_finite(d_half + (d_half - d_full) / 3.0))
-        return value, abs(d_half - d_full) + self._rounding(u, abs(t[2]))
+        value, spread = _extrapolated(self._changes(direction, u, t), t)
+        return float(_finite(value)), abs(spread) + self._rounding(u, abs(t[2]))
 
     def _changes(self, direction, u, steps):
         """u . (f(x + t d) - f(x)) for each step t, one perturbed input at a
@@ -181,11 +160,16 @@ class Directional:
 
     def columns(self, direction):
         """The whole Jacobian column J d (one direction), by finite differences."""
-        y = self.outputs([direction], self.h * self.OFFSETS)[0]
         t = self.h * self.OFFSETS
-        d_full = (y[0] - y[1]) / (t[0] - t[1])
-        d_half = (y[2] - y[3]) / (t[2] - t[3])
-        return d_half + (d_half - d_full) / 3.0
+        return _extrapolated([self._outputs_at(self.x_real + s * direction) for s in t], t)[0]
+
+
+def _extrapolated(at_offsets, t):
+    """(Richardson's value, the spread between its two central differences)
+    from values at the steps t = h * OFFSETS."""
+    d_full = (at_offsets[0] - at_offsets[1]) / (t[0] - t[1])
+    d_half = (at_offsets[2] - at_offsets[3]) / (t[2] - t[3])
+    return d_half + (d_half - d_full) / 3.0, d_half - d_full
 
 
 class Plan:
