@@ -66,6 +66,19 @@ def vectorized_map(fn, elems):
             del operation.__format__
 
 
+def to_numpy(tensor):
+    """The tensor's values as a read-only numpy array. Unlike `tensor.numpy()`
+    it does not copy them (on the CPU): batches of Jacobian rows are tens of MB."""
+    import numpy as np
+
+    try:
+        array = np.asarray(tensor)
+    except ValueError:  # bfloat16 has no view: numpy() converts it
+        array = np.asarray(tensor.numpy())
+    array.flags.writeable = False
+    return array
+
+
 def flatten_with_paths(structure):
     """Flatten a nest of outputs into (path, leaf) pairs, e.g. ('a/0', t)."""
     from tensorflow.python.util import nest

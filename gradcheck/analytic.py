@@ -38,15 +38,15 @@ def analytic_jacobian(run, inputs, wrt, outputs, scales, batch_size):
         grads = run.vjp(_cotangents(outputs, np.arange(0), scales, 1))
         for position, i in enumerate(wrt):
             check_gradient_shape(grads[position], inputs[i], 1)
+    inverse = 1.0 / scales  # exact: the scales are powers of two
     for start in range(0, total_rows, batch_size):
         stop = min(start + batch_size, total_rows)
         cotangents = _cotangents(outputs, np.arange(start, stop), scales, batch_size)
         grads = run.vjp(cotangents)
         for position, i in enumerate(wrt):
             check_gradient_shape(grads[position], inputs[i], batch_size)
-            rows = rows_per_input[i][start:stop]
-            rows[...] = layout.real_view_batch(grads[position])[: stop - start]
-            rows /= scales[start:stop, None]
+            np.multiply(layout.real_view_batch(grads[position])[: stop - start],
+                        inverse[start:stop, None], out=rows_per_input[i][start:stop])
     blocks = {}
     for i in wrt:
         row = 0

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from gradcheck import _tf, analytic, compare, fast, forward, layout, numeric, sources
+from gradcheck import _tf, analytic, compare, compressed, fast, forward, layout, numeric, sources
 from gradcheck import forward_mode as jvp
 from gradcheck import modes as execution_modes
 from gradcheck.devices import CPU, resolve_devices, short_name
@@ -263,7 +263,7 @@ def _refine_where_gradients_disagree(reference, results, intended, context, patt
         suspect = np.zeros(context.check_inputs[i].real_size, dtype=bool)
         offset = 0
         for k, spec in enumerate(context.diff_specs):
-            entries = np.nonzero(pattern[i][offset:offset + spec.real_size])
+            entries = pattern[i].entries_in_rows(offset, offset + spec.real_size)
             offset += spec.real_size
             for blocks in jacobians:
                 suspect |= _disagreeing_columns(blocks[(k, i)], reference.blocks[(k, i)], None,
@@ -327,13 +327,17 @@ def _comparison_support(reference, pattern, context):
     for i, grouped in reference.compressed.items():
         if not len(grouped):
             continue
-        mask = pattern[i].copy()
-        mask[:, np.setdiff1d(np.arange(mask.shape[1]), grouped)] = True
-        if np.count_nonzero(mask) * 8 > mask.size:
+        alone = np.setdiff1d(np.arange(pattern[i].shape[1]), grouped)
+        entries = pattern[i]
+        if alone.size:
+            mask = entries.mask.copy()
+            mask[:, alone] = True
+            entries = compressed.Sparsity(mask)
+        if entries.rows.size * 8 > entries.mask.size:
             continue
         offset = 0
         for k, spec in enumerate(context.diff_specs):
-            support[(k, i)] = np.nonzero(mask[offset:offset + spec.real_size])
+            support[(k, i)] = entries.entries_in_rows(offset, offset + spec.real_size)
             offset += spec.real_size
     return support
 
@@ -348,7 +352,7 @@ def _claimed_sparsity(jacobians, wrt, diff_specs):
         for blocks in jacobians:
             for k in range(len(diff_specs)):
                 rows[k] |= blocks[(k, i)] != 0
-        pattern[i] = np.concatenate(rows, axis=0)
+        pattern[i] = compressed.Sparsity(np.concatenate(rows, axis=0))
     return pattern
 
 

@@ -27,7 +27,7 @@ def probe(target, values):
         try:
             call = traced(target) if runs_as_function else (lambda *xs: target(list(xs)))
             with tf.device(CPU):
-                return [np.asarray(y.numpy()) for y in call(*[tf.constant(v) for v in values])]
+                return [_tf.to_numpy(y) for y in call(*[tf.constant(v) for v in values])]
         except CheckSetupError:
             raise
         except Exception as error:  # noqa: BLE001  (reported to the user with the reason)
@@ -153,6 +153,9 @@ _MISSING_KERNEL = re.compile(r"(?:No OpKernel was registered to support Op '(\w+
                              r"|Could not find device for node: \{\{node (\w+)\}\} = \w+\[T=DT_(\w+))")
 
 
+_EAGER_CAPTURE = "Attempting to capture an EagerTensor without building a function"
+
+
 def reason(error):
     """A one-line account of an exception, TensorFlow's traceback noise removed."""
     missing = _MISSING_KERNEL.search(str(error))
@@ -162,6 +165,10 @@ def reason(error):
         return (f"TensorFlow has no kernel for {op} with dtype {_DTYPE_NAMES.get(dtype, dtype)} "
                 "here; check a dtype it supports (gradcheck.strategies.dtypes(fn=...) draws only "
                 "those)")
+    if _EAGER_CAPTURE in str(error):
+        return ("it uses a tensor or tf.Variable created eagerly, which a tf.compat.v1 graph "
+                "cannot capture; to check graph mode, create it inside the function or pass it "
+                "as an input")
     lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
     if lines and lines[0].startswith("in user code"):
         # An error raised while tracing: its own message is the last line,

@@ -72,4 +72,4 @@ class _JvpRunner:
     def __call__(self, tangents):
         tf = _tf.tf()
         batch = [tf.constant(t) for t in tangents]
-        return [np.asarray(j.numpy()) for j in self.call(self.tensors, batch)]
+        return [_tf.to_numpy(j) for j in self.call(self.tensors, batch)]

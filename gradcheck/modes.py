@@ -221,7 +221,7 @@ class EagerRunner(Runner):
         self._batched = self._columns = None
 
     def forward(self):
-        return [np.asarray(y.numpy()) for y in self.outputs]
+        return [_tf.to_numpy(y) for y in self.outputs]
 
     def _gradient(self, row_cotangents):
         grads = self.tape.gradient(self.selected, self.sources, output_gradients=list(row_cotangents))
@@ -243,8 +243,8 @@ class EagerRunner(Runner):
         mixed = [np.tensordot(weights, c, axes=1).astype(c.dtype) for c in cotangents]
         eager = self._row_vjp(mixed)
         for e, g in zip(eager, grads):
-            expected = np.tensordot(weights, g.astype(np.complex128 if np.iscomplexobj(g)
-                                                      else np.float64), axes=1)
+            wide = np.asarray(g, dtype=np.complex128 if np.iscomplexobj(g) else np.float64)
+            expected = np.tensordot(weights, wide, axes=1)
             scale = np.abs(weights).sum() * max(float(np.max(np.abs(g), initial=0.0)), 1e-30)
             tolerance = 1e3 * float(np.finfo(g.real.dtype).eps) * scale
             with np.errstate(invalid="ignore"):
@@ -262,13 +262,13 @@ class EagerRunner(Runner):
                 autograph=False)
         with tf.device(self.device):
             result = self._batched([tf.constant(c) for c in cotangents])
-        return [np.asarray(g.numpy()) for g in result]
+        return [_tf.to_numpy(g) for g in result]
 
     def _row_vjp(self, row_cotangents):
         tf = _tf.tf()
         with tf.device(self.device):
             grads = self._gradient([tf.constant(c) for c in row_cotangents])
-        return [np.asarray(g.numpy()) for g in grads]
+        return [_tf.to_numpy(g) for g in grads]
 
     def jvp(self, fixed_cotangents, tangents):
         tf = _tf.tf()
@@ -278,7 +278,7 @@ class EagerRunner(Runner):
         with tf.device(self.device):
             result = self._columns([tf.constant(c) for c in fixed_cotangents],
                                    [tf.constant(t) for t in tangents])
-        return [np.asarray(c.numpy()) for c in result]
+        return [_tf.to_numpy(c) for c in result]
 
 
 class TracedRunner(Runner):
@@ -289,7 +289,7 @@ class TracedRunner(Runner):
         tf = _tf.tf()
         with tf.device(self.device):
             batch = [tf.constant(c) for c in cotangents]
-            return [np.asarray(g.numpy()) for g in function(self.tensors, batch)]
+            return [_tf.to_numpy(g) for g in function(self.tensors, batch)]
 
     def _vectorized_vjp(self, cotangents):
         return self._call(self._vjp, cotangents)
@@ -317,12 +317,12 @@ class FunctionRunner(TracedRunner):
         with tf.device(self.device):
             result = self._columns(self.tensors, [tf.constant(c) for c in fixed_cotangents],
                                    [tf.constant(t) for t in tangents])
-        return [np.asarray(c.numpy()) for c in result]
+        return [_tf.to_numpy(c) for c in result]
 
     def forward(self):
         tf = _tf.tf()
         with tf.device(self.device):
-            return [np.asarray(y.numpy()) for y in self._forward(*self.tensors)]
+            return [_tf.to_numpy(y) for y in self._forward(*self.tensors)]
 
     def start(self):
         # Every VJP runs the forward pass too (and XLA compiles it again), so

@@ -77,8 +77,8 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
     (the other inputs fixed) and returns the differentiable outputs, each with
     a leading batch axis. `inputs` are the numpy values in reference precision;
     `outputs` the OutputSpecs of the differentiable outputs; `base` their
-    values at the inputs. `pattern[i]`, if given, is the (outputs, columns)
-    sparsity the gradients under test claim: columns that share no row are then
+    values at the inputs. `pattern[i]`, if given, is the compressed.Sparsity
+    of (outputs, columns) the gradients under test claim: columns that share no row are then
     perturbed together (see compressed.py). `precision`, if given, is the dtype
     the function really computes in, when coarser than its inputs'.
     """
@@ -233,16 +233,38 @@ def _at_scale(evaluate, i, x, x_real, h, columns, f0, chunk, precision):
     results = [layout.real_view_batch(r).astype(np.float64, copy=False) for r in evaluate(i, batch)]
     y = results[0] if len(results) == 1 else np.concatenate(results, axis=1)
     y = y.reshape(len(_OFFSETS), n_cols, -1)
+    value, estimate = np.empty((wanted, f0.size)), np.empty((wanted, f0.size))
+    kink = np.empty((wanted, f0.size), dtype=bool)
+    # A few columns at a time, so that the temporaries stay in the cache:
+    # twice as fast as the whole chunk at once for large outputs.
+    block = max(1, _BLOCK_ENTRIES // max(f0.size, 1))
+    for start in range(0, wanted, block):
+        piece = slice(start, min(start + block, wanted))
+        value[piece], estimate[piece], kink[piece] = _richardson(y[:, piece], taken[:, piece],
+                                                                   f0, precision)
+    return value, estimate, kink
+
+
+_BLOCK_ENTRIES = 1 << 15
+
+
+def _richardson(y, taken, f0, precision):
+    """(cols, out) Richardson values, their estimates and kinks, from the
+    outputs y[offset, column] at the steps `taken`."""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        d_full = (y[0] - y[1]) / (taken[0] - taken[1])[:, None]
-        d_half = (y[2] - y[3]) / (taken[2] - taken[3])[:, None]
-        estimate = np.abs(d_half - d_full)
-        value = d_half + (d_half - d_full) / 3.0
-    finite = np.isfinite(value) & np.isfinite(estimate)
-    value = np.where(finite, value, np.nan)
-    estimate = np.where(finite, estimate, np.inf)
-    kink = kinks_at(y, taken, f0, precision)
-    return value[:wanted], estimate[:wanted], kink[:wanted]
+        d_full = np.subtract(y[0], y[1])
+        d_full /= (taken[0] - taken[1])[:, None]
+        value = np.subtract(y[2], y[3])
+        value /= (taken[2] - taken[3])[:, None]
+        change = np.subtract(value, d_full, out=d_full)
+        estimate = np.abs(change)
+        change /= 3.0
+        value += change
+    # A finite value means a finite estimate too (inf - inf is not finite).
+    finite = np.isfinite(value)
+    if not finite.all():
+        value[~finite], estimate[~finite] = np.nan, np.inf
+    return value, estimate, kinks_at(y, taken, f0, precision)
 
 
 def kinks_at(y, taken, f0, dtype):
@@ -332,7 +354,7 @@ class BatchedEvaluator:
 
         function = compiled(target, ("finite differences", i, tuple(out_index)), build)
         with tf.device(self.device):
-            return [np.asarray(r.numpy()) for r in function(tf.constant(batch), self.fixed)]
+            return [_tf.to_numpy(r) for r in function(tf.constant(batch), self.fixed)]
 
     def at(self, i, xi):
         """The differentiable outputs with input i at one value `xi`, from the
@@ -345,7 +367,7 @@ class BatchedEvaluator:
         with tf.device(self.device):
             tensors[i] = tf.constant(xi)
             outputs = self._forward(tensors)
-        return [np.asarray(outputs[k].numpy()) for k in self.out_index]
+        return [_tf.to_numpy(outputs[k]) for k in self.out_index]
 
     def _forward(self, tensors):
         from gradcheck.modes import traced_forward

@@ -128,6 +128,19 @@ def test_mode_the_function_cannot_run_in_is_skipped_with_its_reason():
     assert "skipped: function mode on CPU:0" in str(report)
 
 
+def test_graph_mode_of_a_function_using_an_eager_tensor_is_skipped_with_what_to_do():
+    weights = tf.Variable(np.eye(3) * 0.5)
+
+    def scaled(x):
+        return tf.linalg.matvec(weights, x)
+
+    report = check_gradients(scaled, [X], modes=["function", "graph"])
+    graph = next(m for m in report.modes if m.mode == "graph")
+    assert graph.status == "skipped"
+    assert "created eagerly" in graph.reason and "pass it as an input" in graph.reason
+    assert "Attempting to capture" not in graph.reason
+
+
 def test_a_check_where_no_mode_runs_fails():
     with pytest.raises(GradientCheckError, match="No mode could run the check"):
         check_gradients(branches_on_values_in_python, [X], modes=["graph"])
