@@ -333,7 +333,7 @@ def _comparison_support(reference, pattern, context):
             mask = entries.mask.copy()
             mask[:, alone] = True
             entries = compressed.Sparsity(mask)
-        if entries.rows.size * 8 > entries.mask.size:
+        if entries.count * 8 > entries.mask.size:
             continue
         offset = 0
         for k, spec in enumerate(context.diff_specs):

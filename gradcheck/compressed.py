@@ -7,6 +7,8 @@ and it is not trusted: a row that changes where the pattern says no column of
 the group reaches it means some gradient claims a zero that is not there, and
 that group's columns are differenced one at a time instead.
 """
+import functools
+
 import numpy as np
 
 from gradcheck import layout
@@ -17,13 +19,25 @@ _MAX_GROUPS = 64
 
 
 class Sparsity:
-    """Where an (out, n) Jacobian can be nonzero: the bool `mask`, and its
-    nonzero `rows` and `columns` (row-major), found once: at 10^7 entries each
-    search of the mask costs tens of milliseconds."""
+    """Where an (out, n) Jacobian can be nonzero: the bool `mask`, how many
+    entries it has, and (searched once, when first asked for) their `rows` and
+    `columns`, row-major: at 10^7 entries each search costs tens of ms."""
 
     def __init__(self, mask):
         self.mask, self.shape = mask, mask.shape
-        self.rows, self.columns = np.nonzero(mask)
+        self.count = int(np.count_nonzero(mask))
+
+    @functools.cached_property
+    def entries(self):
+        return np.nonzero(self.mask)
+
+    @property
+    def rows(self):
+        return self.entries[0]
+
+    @property
+    def columns(self):
+        return self.entries[1]
 
     def entries_in_rows(self, start, stop):
         """(rows - start, columns) of the entries in rows start..stop-1."""
@@ -35,9 +49,9 @@ def groups_of(support):
     """Column groups with disjoint row supports, or None when compression would
     not pay (dense columns, or too many groups). `support`: a Sparsity."""
     out_size, n = support.shape
-    if n < _MIN_SAVING or not support.rows.size:
+    if n < _MIN_SAVING or not support.count:
         return None
-    if support.rows.size > out_size * n / _MIN_SAVING:
+    if support.count > out_size * n / _MIN_SAVING:
         return None
     used, members = [], []
     order = np.argsort(support.columns, kind="stable")  # column-major, rows ascending
