@@ -78,8 +78,8 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
     a leading batch axis. `inputs` are the numpy values in reference precision;
     `outputs` the OutputSpecs of the differentiable outputs; `base` their
     values at the inputs. `pattern[i]`, if given, is the compressed.Sparsity
-    of (outputs, columns) the gradients under test claim: columns that share no row are then
-    perturbed together (see compressed.py). `precision`, if given, is the dtype
+    of (outputs, columns) that the gradients under test claim: columns that
+    share no row are then perturbed together (see compressed.py). `precision`, if given, is the dtype
     the function really computes in, when coarser than its inputs'.
     """
     f0 = np.concatenate([layout.real_view(b).astype(np.float64) for b in base]) if base else np.zeros(0)
