@@ -239,6 +239,7 @@ def _check_order(order, target_for, check_inputs, wrt, settings, report, declare
     context.kinks = reference.kinks
     _note_kinks(reference, check_inputs, wrt, report, order)
     context.judge(results, expected, intended)
+    context.note_nondeterministic_gradients(results, target_for)
     if settings.forward_mode and order == 1:
         for (device_name, mode), (blocks, _, _) in results.items():
             if mode in jvp.JVP_MODES:
@@ -631,6 +632,56 @@ class _OrderContext:
         result = ModeResult(device_name, mode, self.order, status, reason)
         self.report.modes.append(result)
         return result
+
+    def note_nondeterministic_gradients(self, results, target_for):
+        """A mode whose gradient disagrees gets two VJPs of the same cotangents:
+        if they differ, the gradient is random or races, which no comparison
+        can tell from a wrong one, and the report says so. Only modes that
+        disagree pay for it."""
+        disagreeing = {(p.device, p.mode) for p in self.report.pairs
+                       if p.order == self.order and p.decisive and not p.ok}
+        spreads = {}
+        for device_name, mode in sorted(disagreeing & set(results)):
+            spread = self._vjp_spread(mode, target_for(mode), device_name)
+            if spread is not None:
+                spreads[f"{mode} mode on {device_name}"] = spread
+        if spreads:
+            self.report.notes.append(
+                f"the gradient is not deterministic ({', '.join(spreads)}): two VJPs with the "
+                f"same cotangents differed by up to {max(spreads.values()):.3g}, so it cannot be "
+                "told apart from a wrong one. Give random ops in the gradient a fixed seed "
+                "(tf.random.stateless_*); for ops that race on a GPU, try "
+                "tf.config.experimental.enable_op_determinism().")
+
+    def _vjp_spread(self, mode, target, device_name):
+        """The largest difference between two VJPs of the same random cotangents,
+        or None if they are equal (or cannot be run again)."""
+        device = next(d for d in self.settings.devices if short_name(d) == device_name)
+        try:
+            run = execution_modes.runner(mode, target, [x.value for x in self.check_inputs],
+                                         self.wrt, self.out_index, device, self.batch)
+        except Exception:  # noqa: BLE001  (it ran before: nothing to add if it cannot now)
+            return None
+        # One row where a batch would be traced anew (tf.function mode and XLA
+        # reuse the batch they traced for the Jacobian).
+        if mode in ("eager", "graph"):
+            run.row_by_row = True
+        rows = 1 if run.row_by_row else self.batch
+        rng = np.random.default_rng(0)
+        cotangents = [np.broadcast_to(_random_cotangent(spec, rng).astype(_tf.numpy_dtype(spec.dtype)),
+                                      (rows,) + tuple(spec.shape)).copy()
+                      for spec in self.diff_specs]
+        try:
+            run.start()
+            first, second = run.vjp(cotangents), run.vjp(cotangents)
+        except Exception:  # noqa: BLE001
+            return None
+        finally:
+            run.close()
+        if all(np.array_equal(a, b, equal_nan=True) for a, b in zip(first, second)):
+            return None
+        with np.errstate(invalid="ignore"):
+            return max(float(np.nanmax(np.abs(a - b), initial=0.0)) for a, b in zip(first, second))
 
     def _note_gradient_structure(self, run, device_name, mode):
         where = f"{mode} mode on {device_name}"

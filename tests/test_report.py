@@ -78,3 +78,32 @@ def test_the_same_nan_finding_in_several_modes_is_one_line():
                  if line.startswith("The gradient of output")]
     assert len(headlines) == 1
     assert "is wrong in eager, function, graph modes on CPU:0" in headlines[0]
+
+
+@tf.custom_gradient
+def sin_with_random_gradient(x):
+    def grad(dy):
+        return dy * tf.cos(x) * (1.0 + 1e-3 * tf.random.uniform(tf.shape(x), dtype=x.dtype))
+    return tf.sin(x), grad
+
+
+@tf.custom_gradient
+def sin_with_wrong_gradient(x):
+    return tf.sin(x), lambda dy: dy * tf.cos(x) * 1.01
+
+
+def test_a_failing_gradient_that_is_random_is_said_to_be_nondeterministic():
+    report = check_gradients(sin_with_random_gradient, [np.linspace(0.1, 1.0, 5)],
+                             modes=["eager", "function", "graph"], raise_on_failure=False)
+    assert not report.ok
+    (note,) = [n for n in report.notes if "not deterministic" in n]
+    for mode in ("eager", "function", "graph"):
+        assert f"{mode} mode on CPU:0" in note
+    assert "fixed seed" in note and f"note: {note}" in str(report)
+
+
+def test_a_wrong_but_deterministic_gradient_is_not_called_nondeterministic():
+    report = check_gradients(sin_with_wrong_gradient, [np.linspace(0.1, 1.0, 5)],
+                             raise_on_failure=False)
+    assert not report.ok
+    assert not any("not deterministic" in n for n in report.notes)
