@@ -664,13 +664,8 @@ class _OrderContext:
             return None
         # One row where a batch would be traced anew (tf.function mode and XLA
         # reuse the batch they traced for the Jacobian).
-        if mode in ("eager", "graph"):
-            run.row_by_row = True
-        rows = 1 if run.row_by_row else self.batch
-        rng = np.random.default_rng(0)
-        cotangents = [np.broadcast_to(_random_cotangent(spec, rng).astype(_tf.numpy_dtype(spec.dtype)),
-                                      (rows,) + tuple(spec.shape)).copy()
-                      for spec in self.diff_specs]
+        run.row_by_row = run.row_by_row or mode in ("eager", "graph")
+        cotangents = _repeated_cotangents(self.diff_specs, 1 if run.row_by_row else self.batch)
         try:
             run.start()
             first, second = run.vjp(cotangents), run.vjp(cotangents)
@@ -825,6 +820,13 @@ class _GradientTarget:
         tf = _tf.tf()
         return execution_modes.vjp_inline(self.mode, self.first, tensors, self.wrt, self.out_index,
                                           [tf.constant(c) for c in self.cotangents])
+
+
+def _repeated_cotangents(specs, rows):
+    """One random cotangent per output, repeated `rows` times (a leading batch axis)."""
+    rng = np.random.default_rng(0)
+    return [np.broadcast_to(_random_cotangent(spec, rng).astype(_tf.numpy_dtype(spec.dtype)),
+                            (rows,) + tuple(spec.shape)).copy() for spec in specs]
 
 
 def _random_cotangent(spec, rng):
