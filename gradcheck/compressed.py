@@ -78,6 +78,7 @@ def fill(evaluate, i, x, x_real, h, f0, support, grouping, retry_estimate, preci
     per group, and the columns to difference one at a time instead: those of
     groups whose outputs contradict the pattern, and those whose error estimate
     is poor. Work is done on the pattern's nonzero entries only."""
+    from gradcheck.numeric import extrapolated as richardson
     from gradcheck.numeric import kinks_at
 
     members, covered = grouping
@@ -93,10 +94,9 @@ def fill(evaluate, i, x, x_real, h, f0, support, grouping, retry_estimate, preci
     results = evaluate(i, batch)
     y = np.concatenate([layout.real_view_batch(r).astype(np.float64) for r in results], axis=1)
     y = y.reshape(4, len(members), -1)
-    d_full = (y[0] - y[1]) / 2.0  # per unit of t, where x(t) = x + t h 1_group
-    d_half = (y[2] - y[3]) / 1.0
-    extrapolated = d_half + (d_half - d_full) / 3.0
-    estimate = np.abs(d_half - d_full)
+    # Per unit of t, where x(t) = x + t h 1_group.
+    extrapolated, spread = richardson(y, offsets[:, None, None])
+    estimate = np.abs(spread)
     kink = kinks_at(y, np.broadcast_to(offsets[:, None], (4, len(members))), f0, precision)
     moved = np.abs(y[0] - y[1]) > 8 * np.finfo(np.float64).eps * (np.abs(y[0]) + np.abs(y[1]))
     contradicted = (moved & ~np.stack(covered)).any(axis=1) | ~np.isfinite(extrapolated).all(axis=1)

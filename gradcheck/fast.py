@@ -15,7 +15,7 @@ import dataclasses
 import numpy as np
 
 from gradcheck import layout
-from gradcheck.numeric import base_step, finfo
+from gradcheck.numeric import base_step, extrapolated, finfo
 
 PROJECTIONS = 2
 # Where the whole Jacobian is small, more projections cost little and make a
@@ -136,7 +136,7 @@ class Directional:
 
     def _richardson(self, direction, u, h):
         t = h * self.OFFSETS
-        value, spread = _extrapolated(self._changes(direction, u, t), t)
+        value, spread = extrapolated(self._changes(direction, u, t), t)
         return float(_finite(value)), abs(spread) + self._rounding(u, abs(t[2]))
 
     def _changes(self, direction, u, steps):
@@ -161,15 +161,7 @@ class Directional:
     def columns(self, direction):
         """The whole Jacobian column J d (one direction), by finite differences."""
         t = self.h * self.OFFSETS
-        return _extrapolated([self._outputs_at(self.x_real + s * direction) for s in t], t)[0]
-
-
-def _extrapolated(at_offsets, t):
-    """(Richardson's value, the spread between its two central differences)
-    from values at the steps t = h * OFFSETS."""
-    d_full = (at_offsets[0] - at_offsets[1]) / (t[0] - t[1])
-    d_half = (at_offsets[2] - at_offsets[3]) / (t[2] - t[3])
-    return d_half + (d_half - d_full) / 3.0, d_half - d_full
+        return extrapolated([self._outputs_at(self.x_real + s * direction) for s in t], t)[0]
 
 
 class Plan:

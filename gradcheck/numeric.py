@@ -79,8 +79,9 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
     `outputs` the OutputSpecs of the differentiable outputs; `base` their
     values at the inputs. `pattern[i]`, if given, is the compressed.Sparsity
     of (outputs, columns) that the gradients under test claim: columns that
-    share no row are then perturbed together (see compressed.py). `precision`, if given, is the dtype
-    the function really computes in, when coarser than its inputs'.
+    share no row are then perturbed together (see compressed.py). `precision`,
+    if given, is the dtype the function really computes in, when coarser than
+    its inputs'.
     """
     f0 = np.concatenate([layout.real_view(b).astype(np.float64) for b in base]) if base else np.zeros(0)
     blocks, kinks, grouped, column_finders, stepping = {}, {}, {}, {}, {}
@@ -252,19 +253,22 @@ def _richardson(y, taken, f0, precision):
     """(cols, out) Richardson values, their estimates and kinks, from the
     outputs y[offset, column] at the steps `taken`."""
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        d_full = np.subtract(y[0], y[1])
-        d_full /= (taken[0] - taken[1])[:, None]
-        value = np.subtract(y[2], y[3])
-        value /= (taken[2] - taken[3])[:, None]
-        change = np.subtract(value, d_full, out=d_full)
-        estimate = np.abs(change)
-        change /= 3.0
-        value += change
+        value, spread = extrapolated(y, taken[:, :, None])
+        estimate = np.abs(spread)
     # A finite value means a finite estimate too (inf - inf is not finite).
     finite = np.isfinite(value)
     if not finite.all():
         value[~finite], estimate[~finite] = np.nan, np.inf
     return value, estimate, kinks_at(y, taken, f0, precision)
+
+
+def extrapolated(at_offsets, t):
+    """(Richardson's value, the spread between its two central differences)
+    from values at the steps t = h * _OFFSETS (t may carry axes to broadcast)."""
+    d_full = (at_offsets[0] - at_offsets[1]) / (t[0] - t[1])
+    d_half = (at_offsets[2] - at_offsets[3]) / (t[2] - t[3])
+    spread = d_half - d_full
+    return d_half + spread / 3.0, spread
 
 
 def kinks_at(y, taken, f0, dtype):
