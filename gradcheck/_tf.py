@@ -42,6 +42,21 @@ def quiet_logs():
         logger.setLevel(level)
 
 
+@contextlib.contextmanager
+def outputting_all_intermediates():
+    """While loops and conds built inside output all their intermediates, so
+    that gradients can still be added to a v1 graph after a session has run it
+    (else the session fails with "Connecting to invalid output")."""
+    from tensorflow.python.ops import control_flow_util_v2
+
+    previous = control_flow_util_v2._EXPERIMENTAL_OUTPUT_ALL_INTERMEDIATES_OVERRIDE
+    tf().compat.v1.experimental.output_all_intermediates(True)
+    try:
+        yield
+    finally:
+        tf().compat.v1.experimental.output_all_intermediates(previous)
+
+
 def vectorized_map(fn, elems):
     """`tf.vectorized_map(fn, elems)`, falling back to a while loop where an op
     has no vectorised form, without TensorFlow's cost of printing every op.

@@ -6,7 +6,18 @@ import re
 
 import numpy as np
 
-from gradcheck import _tf, analytic, compare, compressed, fast, forward, layout, numeric, sources
+from gradcheck import (
+    _tf,
+    analytic,
+    compare,
+    compressed,
+    compressed_rows,
+    fast,
+    forward,
+    layout,
+    numeric,
+    sources,
+)
 from gradcheck import forward_mode as jvp
 from gradcheck import modes as execution_modes
 from gradcheck.devices import CPU, resolve_devices, short_name
@@ -226,7 +237,7 @@ def _check_order(order, target_for, check_inputs, wrt, settings, report, declare
                 results[(short_name(device), mode)] = outcome
     # The finite differences come after the gradients, whose sparsity lets
     # columns that share no output be perturbed together.
-    pattern = _claimed_sparsity([r[0] for r in results.values()] + ([intended] if intended else []),
+    pattern = _claimed_sparsity(context.jacobians_in_full(results) + ([intended] if intended else []),
                                 wrt, diff_specs)
     reference = numeric.numeric_jacobian(evaluate, wide, wrt, diff_specs,
                                          [at_inputs[k] for k in out_index], settings.eps,
@@ -353,7 +364,7 @@ def _claimed_sparsity(jacobians, wrt, diff_specs):
         for blocks in jacobians:
             for k in range(len(diff_specs)):
                 rows[k] |= blocks[(k, i)] != 0
-        pattern[i] = compressed.Sparsity(np.concatenate(rows, axis=0))
+        pattern[i] = compressed.Sparsity(rows[0] if len(rows) == 1 else np.concatenate(rows))
     return pattern
 
 
@@ -519,6 +530,30 @@ class _OrderContext:
         self.diff_specs, self.scales, self.batch = diff_specs, scales, batch
         self.settings, self.report, self.kinks = settings, report, kinks
         self.support, self.uncertainty = {}, {}
+        self.known = None  # the first mode's Jacobian: see mode_jacobian
+
+    def mode_jacobian(self, run):
+        """The first mode's Jacobian in full; each later one from a VJP per group
+        of rows that share no column (compressed_rows.py) when it matches the
+        first, else in full too."""
+        if self.known is not None:
+            blocks = self.known.jacobian(run, self._mode_tolerance)
+            if blocks is not None:
+                return blocks
+        blocks = self.jacobian(run)
+        if self.known is None:
+            self.known = compressed_rows.KnownJacobian(blocks, self.check_inputs, self.wrt,
+                                                       self.diff_specs, self.settings.rng)
+        return blocks
+
+    def jacobians_in_full(self, results):
+        """The modes' Jacobians, less those from grouped rows: those are nonzero
+        only where the first mode's is."""
+        made = self.known.made if self.known is not None else []
+        return [r[0] for r in results.values() if not any(r[0] is m for m in made)]
+
+    def _mode_tolerance(self, k, i):
+        return _pair_tolerance(self.settings, self.check_inputs[i].dtype, self.diff_specs[k].dtype)
 
     def jacobian(self, run):
         """By columns when the inputs are the smaller side (verified against
@@ -569,7 +604,7 @@ class _OrderContext:
             self._forward_failed(device_name, mode, error)
             return None
         try:
-            blocks = measure(run, (device_name, mode)) if measure else self.jacobian(run)
+            blocks = measure(run, (device_name, mode)) if measure else self.mode_jacobian(run)
         except analytic.GradientShapeError as error:
             self._record(device_name, mode, "failed", str(error))
             return None

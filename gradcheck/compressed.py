@@ -14,7 +14,7 @@ import numpy as np
 from gradcheck import layout
 
 # Compress only when it saves at least this factor of evaluations.
-_MIN_SAVING = 4
+MIN_SAVING = 4
 _MAX_GROUPS = 64
 
 
@@ -29,7 +29,9 @@ class Sparsity:
 
     @functools.cached_property
     def entries(self):
-        return np.nonzero(self.mask)
+        # From the flat positions: np.nonzero of a 2-d mask is ten times slower.
+        flat = np.flatnonzero(self.mask)
+        return np.divmod(flat, self.shape[1]) if self.shape[1] else (flat, flat)
 
     @property
     def rows(self):
@@ -49,27 +51,50 @@ def groups_of(support):
     """Column groups with disjoint row supports, or None when compression would
     not pay (dense columns, or too many groups). `support`: a Sparsity."""
     out_size, n = support.shape
-    if n < _MIN_SAVING or not support.count:
+    if not _compression_pays(support, n):
         return None
-    if support.count > out_size * n / _MIN_SAVING:
-        return None
-    used, members = [], []
     order = np.argsort(support.columns, kind="stable")  # column-major, rows ascending
-    columns, all_rows = support.columns[order], support.rows[order]
-    rows_of = np.split(all_rows, np.searchsorted(columns, np.arange(1, n)))
-    for column, rows in enumerate(rows_of):
+    return _disjoint_groups(support.columns[order], support.rows[order], n, out_size)
+
+
+def row_groups(support):
+    """Row groups with disjoint column supports (the rows one VJP can share, see
+    compressed_rows.py), or None when that would not pay. Every row is in one."""
+    n_rows, n = support.shape
+    if not _compression_pays(support, n_rows):
+        return None
+    grouping = _disjoint_groups(support.rows, support.columns, n_rows, n)  # row-major already
+    return None if grouping is None else grouping[0]
+
+
+def _compression_pays(support, n_grouped):
+    return n_grouped >= MIN_SAVING and support.count and support.count * MIN_SAVING <= support.mask.size
+
+
+def _disjoint_groups(keys, partners, n_keys, n_partners):
+    """Greedily, each key (a column, or a row) joins the first group none of whose
+    members shares one of its partners (rows, or columns). `keys` are sorted.
+    (members of each group, each group's partners as a bool mask), or None when
+    more than _MAX_GROUPS would be needed."""
+    if np.unique(partners).size == partners.size:  # no two keys meet (a diagonal): one group
+        taken = np.zeros(n_partners, dtype=bool)
+        taken[partners] = True
+        return [np.arange(n_keys)], [taken]
+    used, members = [], []
+    partners_of = np.split(partners, np.searchsorted(keys, np.arange(1, n_keys)))
+    for key, mine in enumerate(partners_of):
         for group, taken in enumerate(used):
-            if not taken[rows].any():
-                taken[rows] = True
-                members[group].append(column)
+            if not taken[mine].any():
+                taken[mine] = True
+                members[group].append(key)
                 break
         else:
-            if len(used) >= min(_MAX_GROUPS, n // _MIN_SAVING):
+            if len(used) >= min(_MAX_GROUPS, n_keys // MIN_SAVING):
                 return None
-            taken = np.zeros(out_size, dtype=bool)
-            taken[rows] = True
+            taken = np.zeros(n_partners, dtype=bool)
+            taken[mine] = True
             used.append(taken)
-            members.append([column])
+            members.append([key])
     return [np.array(m) for m in members], used
 
 

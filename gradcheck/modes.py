@@ -392,7 +392,8 @@ class GraphRunner(Runner):
             self.placeholders = [
                 tf.compat.v1.placeholder(tf.as_dtype(v.dtype), shape=v.shape) for v in self.inputs
             ]
-            self.outputs = self.target(self.placeholders)
+            with _tf.outputting_all_intermediates():
+                self.outputs = self.target(self.placeholders)
         self.session = tf.compat.v1.Session(graph=self.graph)
         self.selected = [self.outputs[k] for k in self.out_index]
         self.sources = [self.placeholders[i] for i in self.wrt]

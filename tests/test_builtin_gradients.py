@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from gradcheck import check_gradients
+from gradcheck import check_gradients, modes
+from gradcheck.outputs import FlatFunction
 
 rng = np.random.default_rng(1234)
 
@@ -114,12 +115,30 @@ def test_a_function_that_computes_in_float32_inside_is_judged_as_float32():
     assert {p.atol for p in report.pairs} == {1e-4}
 
 
-def test_graph_mode_recovers_from_a_vectorisation_that_breaks_the_graph():
-    # tf.vectorized_map over expm's gradient (a while loop) leaves the v1 graph
-    # invalid; the rows are then differentiated in a graph of their own.
+def test_graph_mode_batches_the_gradient_of_a_while_loop():
+    # expm's gradient differentiates a while loop, which needs the loop's
+    # intermediates as outputs of the forward op; the v1 graph is built with them.
     x = rng.uniform(-0.3, 0.3, size=(3, 3))
     report = check_gradients(tf.linalg.expm, [x], modes=["graph"])
-    assert any("could not batch the gradient" in note for note in report.notes)
+    assert not any("could not batch the gradient" in note for note in report.notes)
+
+
+def test_graph_mode_adds_a_while_loops_gradient_after_its_session_has_run():
+    # One row after the forward pass ran (as for the modes after the first, and
+    # the determinism probe): without the intermediates the session fails with
+    # "Connecting to invalid output".
+    x = np.diag([0.1, 0.2, 0.3])
+    run = modes.runner("graph", FlatFunction(tf.linalg.expm), [x], [0], [0], "/device:CPU:0", 9)
+    run.start()
+    cotangents = [np.eye(9).reshape(9, 3, 3)]
+    run.row_by_row = True
+    rows = run.vjp(cotangents)[0]
+    run.row_by_row = False
+    batch = run.vjp(cotangents)[0]
+    run.close()
+    np.testing.assert_allclose(rows, batch, rtol=1e-12)
+    report = check_gradients(tf.linalg.expm, [x], modes=["function", "graph"])
+    assert [m.status for m in report.modes] == ["checked", "checked"]
 
 
 def test_a_check_of_a_function_holding_a_large_constant_leaves_ops_printing_in_full():

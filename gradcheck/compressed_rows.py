@@ -1,0 +1,149 @@
+"""A mode's Jacobian from one VJP per group of rows, once another mode's is known.
+
+Rows whose nonzero columns never meet (for an elementwise function, all of
+them) can share one cotangent: with a weight w_r on each row r of a group, the
+VJP is sum_r w_r J[r, :], and each entry of the known mode's sparsity pattern
+reads its own value back, divided by its row's weight. That is the mode's
+Jacobian only if its sparsity is the known one's, so it is used only when it
+agrees with the known Jacobian: every entry on the pattern within the tolerance
+the modes are compared with, and the sums zero off the pattern, within the
+absolute tolerance. Otherwise the mode's Jacobian is built in full, as the
+first one was, and compared entry by entry.
+
+The weights are random, different for every row and at least 1 in magnitude,
+so a gradient that gives one row's values to another row of its group (two
+outputs swapped) shows instead of summing to the right answer.
+"""
+import functools
+
+import numpy as np
+
+from gradcheck import _tf, analytic, compressed, layout
+
+
+class KnownJacobian:
+    """One mode's Jacobian blocks[(k, i)], and (worked out when first used) the
+    groups of its rows that share no column of any input in `wrt`."""
+
+    def __init__(self, blocks, inputs, wrt, outputs, rng):
+        self.blocks, self.inputs, self.wrt, self.outputs = blocks, inputs, wrt, outputs
+        self.rng = rng
+        self.made = []  # the blocks this made, whose nonzeros are all on the known pattern
+        self.offsets = np.cumsum([0] + [spec.real_size for spec in outputs])
+
+    def jacobian(self, run, tolerance):
+        """blocks[(k, i)] of `run`'s mode from one VJP per group, or None if the
+        rows cannot be grouped or the mode's Jacobian does not match the known
+        one. `tolerance(k, i)` gives the modes' (atol, rtol) for that block."""
+        if self._plan is None:
+            return None
+        try:
+            grads = _vjps_one_row_at_a_time(run, self._plan.cotangents)
+        except Exception:  # noqa: BLE001  (the Jacobian in full raises the real error, if any)
+            return None
+        blocks = {}
+        for position, i in enumerate(self.wrt):
+            analytic.check_gradient_shape(grads[position], self.inputs[i], len(self._plan.groups))
+            sums = layout.real_view_batch(grads[position]).astype(np.float64)
+            values = self._plan.read(position, sums, self._tolerances(i, tolerance))
+            if values is None:
+                return None
+            blocks.update(self._split(i, position, values))
+        self.made.append(blocks)
+        return blocks
+
+    @functools.cached_property
+    def _plan(self):
+        masks = [np.concatenate([self.blocks[(k, i)] != 0 for k in range(len(self.outputs))])
+                 for i in self.wrt]
+        if not masks or masks[0].shape[0] == 0:
+            return None
+        joint = compressed.Sparsity(masks[0] if len(masks) == 1 else np.concatenate(masks, axis=1))
+        groups = compressed.row_groups(joint)
+        # The first mode's Jacobian may have come from columns (analytic.columns_pay):
+        # the groups must be few next to those too.
+        if groups is None or len(groups) * compressed.MIN_SAVING > joint.shape[1]:
+            return None
+        known = self._known_entries(joint.entries, [mask.shape[1] for mask in masks])
+        if not all(np.isfinite(values).all() for _, _, values in known):
+            return None  # non-finite entries are compared in full, NaN against NaN
+        return _GroupPlan(groups, known, self.outputs, self.offsets, self.rng)
+
+    def _known_entries(self, entries, widths):
+        """(rows, columns, values) of the nonzero entries, per input."""
+        rows, joint_columns = entries
+        known, start = [], 0
+        for i, width in zip(self.wrt, widths):
+            mine = (joint_columns >= start) & (joint_columns < start + width)
+            rows_i, columns = rows[mine], joint_columns[mine] - start
+            start += width
+            values = np.empty(rows_i.size)
+            for k in range(len(self.outputs)):
+                inside = (rows_i >= self.offsets[k]) & (rows_i < self.offsets[k + 1])
+                values[inside] = self.blocks[(k, i)][rows_i[inside] - self.offsets[k], columns[inside]]
+            known.append((rows_i, columns, values))
+        return known
+
+    def _tolerances(self, i, tolerance):
+        """(atol, rtol) per row of the Jacobian, from its output's block."""
+        pairs = np.array([tolerance(k, i) for k in range(len(self.outputs))])
+        sizes = np.diff(self.offsets)
+        return np.repeat(pairs[:, 0], sizes), np.repeat(pairs[:, 1], sizes)
+
+    def _split(self, i, position, values):
+        rows, columns, _ = self._plan.known[position]
+        whole = np.zeros((self.offsets[-1], self.inputs[i].real_size))
+        whole[rows, columns] = values
+        return {(k, i): whole[self.offsets[k]:self.offsets[k + 1]] for k in range(len(self.outputs))}
+
+
+class _GroupPlan:
+    """The groups, one cotangent per output with a row of weights per group,
+    and the known Jacobian's entries: (rows, columns, values) per input."""
+
+    def __init__(self, groups, known, outputs, offsets, rng):
+        self.groups, self.known = groups, known
+        self.group_of = np.empty(offsets[-1], dtype=np.int64)
+        for g, rows in enumerate(groups):
+            self.group_of[rows] = g
+        drawn = rng.uniform(1.0, 2.0, offsets[-1]) * rng.choice([-1.0, 1.0], offsets[-1])
+        self.cotangents, self.weights = [], np.empty(offsets[-1])
+        for k, spec in enumerate(outputs):
+            rows = np.arange(offsets[k], offsets[k + 1])
+            real_dtype = layout.real_numpy_dtype(_np_dtype(spec.dtype))
+            real = np.zeros((len(groups), spec.real_size), dtype=real_dtype)
+            real[self.group_of[rows], rows - offsets[k]] = drawn[rows]
+            # The weights as the output's dtype holds them, which is what the VJP sees.
+            self.weights[rows] = real[self.group_of[rows], rows - offsets[k]]
+            self.cotangents.append(layout.from_real_view(real, _np_dtype(spec.dtype), spec.shape))
+
+    def read(self, position, sums, tolerances):
+        """The entries on the pattern from the groups' VJP `sums` (groups, columns),
+        or None if the sums do not match the known Jacobian."""
+        rows, columns, known = self.known[position]
+        atol, rtol = tolerances
+        if not np.isfinite(sums).all():
+            return None
+        groups = self.group_of[rows]
+        values = sums[groups, columns] / self.weights[rows]
+        if not np.all(np.abs(values - known) <= atol[rows] + rtol[rows] * np.abs(known)):
+            return None
+        off_pattern = sums.copy()
+        off_pattern[groups, columns] = 0.0
+        if not np.all(np.abs(off_pattern) <= atol.min()):
+            return None
+        return values
+
+
+def _vjps_one_row_at_a_time(run, cotangents):
+    """A few rows: one VJP each (truly eager in eager mode), with no batch to trace."""
+    vectorized = run.row_by_row
+    run.row_by_row = True
+    try:
+        return run.vjp(cotangents)
+    finally:
+        run.row_by_row = vectorized
+
+
+def _np_dtype(name):
+    return np.dtype(_tf.numpy_dtype(name))

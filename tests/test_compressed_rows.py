@@ -1,0 +1,126 @@
+"""Once one mode's Jacobian is known, a later mode's comes from one VJP per group
+of rows that share no column, and only when it matches: a later mode whose
+gradient differs in any entry is still built in full and blamed at that entry."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from gradcheck import GradientCheckError, analytic, check_gradients, compressed_rows, modes
+from gradcheck.inputs import normalise_inputs
+from gradcheck.outputs import FlatFunction, output_specs
+
+X = np.random.default_rng(11).uniform(0.5, 1.5, size=64)
+SWAPPED = np.arange(64)
+SWAPPED[[3, 40]] = [40, 3]
+
+
+def elementwise(x):
+    return tf.sin(x) * tf.exp(x / 4)
+
+
+def _right_only_eagerly(wrong):
+    """sin(x) with the right gradient eagerly and `wrong(dy, g)` once traced."""
+    @tf.custom_gradient
+    def sine(x):
+        def grad(dy):
+            right = dy * tf.cos(x)
+            return right if tf.executing_eagerly() else wrong(dy, tf.cos(x))
+        return tf.sin(x), grad
+    return sine
+
+
+def _traced_modes_failing(fn):
+    with pytest.raises(GradientCheckError) as caught:
+        check_gradients(fn, [X], method="full")
+    report = caught.value.report
+    return report, {p.mode for p in report.failed_pairs}
+
+
+def test_later_modes_that_swap_two_outputs_gradients_fail_at_those_entries():
+    report, failing = _traced_modes_failing(
+        _right_only_eagerly(lambda dy, d: tf.gather(dy, SWAPPED) * d))
+    assert failing == {"function", "graph", "xla"}
+    for pair in report.failed_pairs:
+        assert pair.n_failed == 4  # (3, 3), (40, 40), (3, 40) and (40, 3)
+        assert pair.worst_input in ("x[3]", "x[40]")
+
+
+def test_later_modes_that_claim_an_entry_outside_the_pattern_fail_at_that_entry():
+    extra = np.zeros(64)
+    extra[5] = 0.5
+    report, failing = _traced_modes_failing(
+        _right_only_eagerly(lambda dy, d: dy * d + dy[0] * extra))
+    assert failing == {"function", "graph", "xla"}
+    for pair in report.failed_pairs:
+        assert pair.n_failed == 1
+        assert (pair.worst_output, pair.worst_input) == ("output[0]", "x[5]")
+
+
+def test_later_modes_that_claim_an_entry_in_a_column_the_first_mode_has_empty_fail_there():
+    kept = np.ones(64)
+    kept[5] = 0.0  # x[5] reaches no output: column 5 of the Jacobian is zero
+    extra = np.zeros(64)
+    extra[5] = 0.5
+
+    @tf.custom_gradient
+    def masked_sine(x):
+        def grad(dy):
+            right = dy * tf.cos(x) * kept
+            return right if tf.executing_eagerly() else right + dy[0] * extra
+        return tf.sin(x) * kept, grad
+
+    report, failing = _traced_modes_failing(masked_sine)
+    assert failing == {"function", "graph", "xla"}
+    for pair in report.failed_pairs:
+        assert (pair.n_failed, pair.worst_output, pair.worst_input) == (1, "output[0]", "x[5]")
+
+
+def test_later_modes_slightly_wrong_at_one_element_fail_there():
+    scale = np.ones(64)
+    scale[17] = 1.001
+    report, failing = _traced_modes_failing(_right_only_eagerly(lambda dy, d: dy * d * scale))
+    assert failing == {"function", "graph", "xla"}
+    assert {p.worst_input for p in report.failed_pairs} == {"x[17]"}
+
+
+def _jacobians(fn, mode, x):
+    """The mode's Jacobian row by row, its runner, the check's inputs and output specs."""
+    flat = FlatFunction(fn)
+    inputs = normalise_inputs(fn, [x])
+    specs = output_specs(["output"], [np.asarray(fn(tf.constant(x)))])
+    run = modes.runner(mode, flat, [x], [0], [0], "/device:CPU:0", x.size)
+    run.start()
+    scales = analytic.row_scales(x.size, np.random.default_rng(0))
+    return analytic.analytic_jacobian(run, inputs, [0], specs, scales, x.size), run, inputs, specs
+
+
+def _tolerance(k, i):
+    return 1e-8, 1e-7
+
+
+def test_grouped_rows_give_the_later_modes_jacobian_and_nothing_else():
+    eager, _, inputs, specs = _jacobians(elementwise, "eager", X)
+    function, run, _, _ = _jacobians(elementwise, "function", X)
+    known = compressed_rows.KnownJacobian(eager, inputs, [0], specs, np.random.default_rng(1))
+    grouped = known.jacobian(run, _tolerance)
+    assert grouped is not None
+    np.testing.assert_allclose(grouped[(0, 0)], function[(0, 0)], rtol=1e-15, atol=0)
+    assert np.count_nonzero(grouped[(0, 0)]) == 64
+
+
+def test_grouped_rows_are_refused_when_the_later_mode_differs_anywhere():
+    eager, _, inputs, specs = _jacobians(elementwise, "eager", X)
+    swapped = _right_only_eagerly(lambda dy, d: tf.gather(dy, SWAPPED) * d)
+    _, run, _, _ = _jacobians(lambda x: swapped(x) * tf.exp(x / 4), "function", X)
+    known = compressed_rows.KnownJacobian(eager, inputs, [0], specs, np.random.default_rng(1))
+    assert known.jacobian(run, _tolerance) is None
+
+
+def test_dense_jacobians_are_not_grouped():
+    def dense(x):
+        return tf.tanh(x) * (1.0 + tf.reduce_mean(x))
+
+    eager, _, inputs, specs = _jacobians(dense, "eager", X)
+    _, run, _, _ = _jacobians(dense, "function", X)
+    known = compressed_rows.KnownJacobian(eager, inputs, [0], specs, np.random.default_rng(1))
+    assert known.jacobian(run, _tolerance) is None
