@@ -391,10 +391,13 @@ def projections_check(context, target_for, evaluate, wide, base):
         directional = fast.Directional(evaluate, i, wide[i], f0, precision)
         plans[i] = fast.Plan(directional,
                              fast.draw_projections(us, context.check_inputs[i].real_size, rng))
+    checked = {}
     for device in context.settings.devices:
         for mode in context.settings.modes:
-            context.run_mode(mode, target_for(mode), device,
-                             measure=lambda run, where: _project(context, run, plans, where))
+            if context.run_mode(mode, target_for(mode), device,
+                                measure=lambda run, where: _project(context, run, plans, where)):
+                checked[(short_name(device), mode)] = True
+    context.note_nondeterministic_gradients(checked, target_for)
 
 
 def _project(context, run, plans, where):

@@ -27,11 +27,14 @@ def probe(target, values):
         try:
             call = traced(target) if runs_as_function else (lambda *xs: target(list(xs)))
             with tf.device(CPU):
-                return [_tf.to_numpy(y) for y in call(*[tf.constant(v) for v in values])]
+                outputs = call(*[tf.constant(v) for v in values])
         except CheckSetupError:
             raise
         except Exception as error:  # noqa: BLE001  (reported to the user with the reason)
             errors["tf.function" if runs_as_function else "eagerly"] = reason(error)
+            continue
+        # Outside the try: an error reading the outputs is gradcheck's, not the function's.
+        return [_tf.to_numpy(y) for y in outputs]
     if len(set(errors.values())) == 1:
         raise CheckSetupError("the function raised when called on the inputs: "
                               + next(iter(errors.values())))

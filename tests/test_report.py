@@ -92,8 +92,9 @@ def sin_with_wrong_gradient(x):
     return tf.sin(x), lambda dy: dy * tf.cos(x) * 1.01
 
 
-def test_a_failing_gradient_that_is_random_is_said_to_be_nondeterministic():
-    report = check_gradients(sin_with_random_gradient, [np.linspace(0.1, 1.0, 5)],
+@pytest.mark.parametrize("method", ["full", "fast"])
+def test_a_failing_gradient_that_is_random_is_said_to_be_nondeterministic(method):
+    report = check_gradients(sin_with_random_gradient, [np.linspace(0.1, 1.0, 5)], method=method,
                              modes=["eager", "function", "graph"], raise_on_failure=False)
     assert not report.ok
     (note,) = [n for n in report.notes if "not deterministic" in n]
@@ -102,8 +103,9 @@ def test_a_failing_gradient_that_is_random_is_said_to_be_nondeterministic():
     assert "fixed seed" in note and f"note: {note}" in str(report)
 
 
-def test_a_wrong_but_deterministic_gradient_is_not_called_nondeterministic():
-    report = check_gradients(sin_with_wrong_gradient, [np.linspace(0.1, 1.0, 5)],
+@pytest.mark.parametrize("method", ["full", "fast"])
+def test_a_wrong_but_deterministic_gradient_is_not_called_nondeterministic(method):
+    report = check_gradients(sin_with_wrong_gradient, [np.linspace(0.1, 1.0, 5)], method=method,
                              raise_on_failure=False)
     assert not report.ok
     assert not any("not deterministic" in n for n in report.notes)
