@@ -46,10 +46,17 @@ def quiet_logs():
 def outputting_all_intermediates():
     """While loops and conds built inside output all their intermediates, so
     that gradients can still be added to a v1 graph after a session has run it
-    (else the session fails with "Connecting to invalid output")."""
+    (else the session fails with "Connecting to invalid output"). The switch
+    is TensorFlow's process-wide one, restored on the way out; where this
+    TensorFlow has no such switch, nothing changes."""
     from tensorflow.python.ops import control_flow_util_v2
 
-    previous = control_flow_util_v2._EXPERIMENTAL_OUTPUT_ALL_INTERMEDIATES_OVERRIDE
+    missing = object()
+    previous = getattr(control_flow_util_v2, "_EXPERIMENTAL_OUTPUT_ALL_INTERMEDIATES_OVERRIDE",
+                       missing)
+    if previous is missing:
+        yield
+        return
     tf().compat.v1.experimental.output_all_intermediates(True)
     try:
         yield

@@ -72,30 +72,38 @@ def _compression_pays(support, n_grouped):
 
 
 def _disjoint_groups(keys, partners, n_keys, n_partners):
-    """Greedily, each key (a column, or a row) joins the first group none of whose
-    members shares one of its partners (rows, or columns). `keys` are sorted.
-    (members of each group, each group's partners as a bool mask), or None when
-    more than _MAX_GROUPS would be needed."""
-    if np.unique(partners).size == partners.size:  # no two keys meet (a diagonal): one group
-        taken = np.zeros(n_partners, dtype=bool)
-        taken[partners] = True
-        return [np.arange(n_keys)], [taken]
+    """Groups of keys (columns, or rows) of which no two share a partner (a row,
+    or a column), built greedily: each key joins the first group it fits.
+    `keys` are sorted, one per entry, with `partners` the entries' other index.
+    Returns (each group's keys, each group's partners as a bool mask), or None
+    when more than _MAX_GROUPS groups would be needed. Keys without partners
+    join the first group."""
+    limit = min(_MAX_GROUPS, n_keys // MIN_SAVING)
+    sharing = np.bincount(partners, minlength=n_partners)
+    if sharing.max() > limit:
+        return None  # that many keys share one partner: each needs a group of its own
+    if sharing.max() <= 1:  # no two keys meet (a diagonal): one group
+        return [np.arange(n_keys)], [sharing > 0]
+    present, first = np.unique(keys, return_index=True)
     used, members = [], []
-    partners_of = np.split(partners, np.searchsorted(keys, np.arange(1, n_keys)))
-    for key, mine in enumerate(partners_of):
+    for key, mine in zip(present, np.split(partners, first[1:])):
         for group, taken in enumerate(used):
             if not taken[mine].any():
                 taken[mine] = True
                 members[group].append(key)
                 break
         else:
-            if len(used) >= min(_MAX_GROUPS, n_keys // MIN_SAVING):
+            if len(used) >= limit:
                 return None
             taken = np.zeros(n_partners, dtype=bool)
             taken[mine] = True
             used.append(taken)
             members.append([key])
-    return [np.array(m) for m in members], used
+    alone = np.ones(n_keys, dtype=bool)
+    alone[present] = False
+    groups = [np.array(m, dtype=np.int64) for m in members]
+    groups[0] = np.sort(np.concatenate([groups[0], np.flatnonzero(alone)]))
+    return groups, used
 
 
 def fill(evaluate, i, x, x_real, h, f0, support, grouping, retry_estimate, precision):

@@ -163,7 +163,7 @@ class Runner:
                 return self._vectorized_vjp(cotangents)
             except Exception:  # noqa: BLE001  (retried row by row, which raises the real error)
                 self.row_by_row = self.vectorization_failed = True
-                self._discard_vectorized()
+                self.discard_failed_gradient()
         rows = [self._row_vjp([c[b] for c in cotangents]) for b in range(len(cotangents[0]))]
         return [np.stack(column) for column in zip(*rows)]
 
@@ -188,8 +188,8 @@ class Runner:
     def none_inputs(self):
         return self.slots.none_inputs
 
-    def _discard_vectorized(self):
-        """Forget what a failed vectorisation left behind."""
+    def discard_failed_gradient(self):
+        """Forget what a failed gradient attempt (batched, or grouped rows) left behind."""
 
     def close(self):
         pass
@@ -399,9 +399,9 @@ class GraphRunner(Runner):
         self.sources = [self.placeholders[i] for i in self.wrt]
         self._built = {}
 
-    def _discard_vectorized(self):
-        # A failed tf.vectorized_map can leave the graph invalid as a whole (a
-        # while loop's gradient rewired): the rows get a graph of their own.
+    def discard_failed_gradient(self):
+        # A failed gradient build can leave the graph invalid as a whole (a
+        # while loop's gradient rewired): what follows gets a graph of its own.
         self.session.close()
         self._new_graph()
 

@@ -83,6 +83,39 @@ def test_later_modes_slightly_wrong_at_one_element_fail_there():
     assert {p.worst_input for p in report.failed_pairs} == {"x[17]"}
 
 
+def test_later_modes_that_leak_less_than_rtol_of_a_large_neighbour_fail_there():
+    # y = 1000 x: each reading also holds what the next row leaks into its
+    # column, 1e-5, below rtol * 1000 = 1e-4 but far above atol = 1e-8.
+    @tf.custom_gradient
+    def scaled(x):
+        def grad(dy):
+            right = 1000.0 * dy
+            return right if tf.executing_eagerly() else right + 1e-5 * tf.roll(dy, 1, axis=0)
+        return 1000.0 * x, grad
+
+    report, failing = _traced_modes_failing(scaled)
+    assert failing == {"function", "graph", "xla"}
+    assert {p.n_failed for p in report.failed_pairs} == {64}  # every leaked entry
+
+
+def test_swapped_rows_in_a_coarse_dtype_are_caught_whatever_the_seed():
+    # bfloat16's rtol (5e-2) would let two weights' ratio pass for 1 about one
+    # time in twenty: such tolerances are not grouped.
+    swap = np.array([1, 0, 2, 3, 4, 5, 6, 7])
+
+    @tf.custom_gradient
+    def tripled(x):
+        def grad(dy):
+            return 3.0 * (dy if tf.executing_eagerly() else tf.gather(dy, swap))
+        return 3.0 * x, grad
+
+    x = np.linspace(0.5, 1.5, 8).astype(tf.bfloat16.as_numpy_dtype)
+    for seed in range(20):
+        report = check_gradients(tripled, [x], modes=["eager", "function"], seed=seed,
+                                 raise_on_failure=False)
+        assert {p.mode for p in report.failed_pairs} == {"function"}, seed
+
+
 def _jacobians(fn, mode, x):
     """The mode's Jacobian row by row, its runner, the check's inputs and output specs."""
     flat = FlatFunction(fn)
