@@ -105,8 +105,10 @@ class Domain:
     include: tuple = ()
     transform: str = ""  # "unit_norm", "well_conditioned"
 
-    def elements(self):
-        values = st.floats(self.low, self.high, allow_nan=False, allow_infinity=False)
+    def elements(self, width=64):
+        """Floats of `width` bits within [low, high] (bounds rounded inward to that width)."""
+        low, high = _inward(self.low, self.high, width)
+        values = st.floats(low, high, allow_nan=False, allow_infinity=False, width=width)
         if self.include:
             values = st.one_of(st.sampled_from(self.include), values)
         return values
@@ -175,8 +177,12 @@ def _array(dtype, shape, domain, distinct):
     if domain.transform == "well_conditioned" and (len(shape) < 2 or shape[-1] != shape[-2]):
         raise InvalidArgument(f"well_conditioned() needs square matrices (..., n, n), got shape {shape}")
     parts = 2 if dtype.startswith("complex") else 1
-    raw = hnp.arrays(np.float64, (parts, *shape), elements=domain.elements(), fill=st.nothing(),
-                     unique=distinct)
+    # Distinct values are drawn in the dtype's own width: distinct float64s
+    # often round to one float32 (Hypothesis likes neighbouring floats), and the
+    # filter below would then reject most arrays.
+    width = _IEEE_WIDTH.get(dtype, 64) if distinct else 64
+    raw = hnp.arrays(np.float64, (parts, *shape), elements=domain.elements(width),
+                     fill=st.nothing(), unique=distinct)
     return raw.map(lambda values: _finish(values, dtype, domain)).filter(
         lambda array: not distinct or _distinct_after_cast(array))
 
@@ -194,6 +200,22 @@ def _finish(values, dtype, domain):
     from gradcheck import _tf
 
     return np.asarray(value).astype(_tf.numpy_dtype(dtype))
+
+
+_IEEE_WIDTH = {"float16": 16, "float32": 32, "complex64": 32}
+
+
+def _inward(low, high, width):
+    """The bounds rounded inward to `width`-bit floats, so that no draw falls outside."""
+    if width == 64:
+        return low, high
+    kind = {16: np.float16, 32: np.float32}[width]
+    narrow_low, narrow_high = kind(low), kind(high)
+    if narrow_low < low:
+        narrow_low = np.nextafter(narrow_low, kind(np.inf))
+    if narrow_high > high:
+        narrow_high = np.nextafter(narrow_high, kind(-np.inf))
+    return float(narrow_low), float(narrow_high)
 
 
 def _keep_away(values, domain):
