@@ -537,8 +537,8 @@ class _OrderContext:
 
     def mode_jacobian(self, run):
         """The first mode's Jacobian in full; each later one from a VJP per group
-        of rows that share no column (compressed_rows.py) when it matches the
-        first, else in full too."""
+        of rows that share no column, or from a few random projections
+        (compressed_rows.py), when it matches the first, else in full too."""
         if self.known is not None:
             blocks = self.known.jacobian(run, self._mode_tolerance)
             if blocks is not None:
@@ -550,8 +550,8 @@ class _OrderContext:
         return blocks
 
     def jacobians_in_full(self, results):
-        """The modes' Jacobians, less those from grouped rows: those are nonzero
-        only where the first mode's is."""
+        """The modes' Jacobians, less those from grouped rows or projections:
+        those are nonzero only where the first mode's is."""
         made = self.known.made if self.known is not None else []
         return [r[0] for r in results.values() if not any(r[0] is m for m in made)]
 

@@ -1,4 +1,4 @@
-"""A mode's Jacobian from one VJP per group of rows, once another mode's is known.
+"""A mode's Jacobian from a few VJPs, once another mode's is known.
 
 Rows whose nonzero columns never meet (for an elementwise function, all of
 them) can share one cotangent: with a weight w_r on each row r of a group, the
@@ -19,6 +19,18 @@ one chance in 1 / rtol. Tolerances coarser than rtol = 1e-3 (float16,
 bfloat16) are therefore never grouped. The groups are read one VJP row at a
 time (truly eagerly in eager mode), not through the batched tf.vectorized_map
 the full Jacobian uses.
+
+Rows that cannot be grouped (a dense Jacobian) are checked by projections
+instead: PROJECTIONS cotangents u of random weights, each VJP u^T J compared
+with the same sum over the known Jacobian, column by column. A projection
+cannot give back the entries, so the mode is taken to have the known Jacobian
+when every sum is within PROJECTED_ALLOWANCE times the smallest atol of the
+known one's (coarse tolerances are not projected either). One wrong entry
+alone moves its column's sum by at least its error (the weights are at least
+1), so an entry off by more than a quarter of atol shows; errors in several
+rows of a column could cancel in one projection, but rarely in all of them
+(two entries off by exactly atol in opposite directions, the hardest case,
+about one time in a hundred; entries off by 10 atol, one in 70,000).
 """
 import functools
 
@@ -29,11 +41,16 @@ from gradcheck.errors import CheckSetupError
 
 # Coarser tolerances would let two swapped rows pass on a ratio of weights.
 COARSEST_RTOL = 1e-3
+# Random cotangents for a Jacobian whose rows cannot be grouped, and how far
+# (as a share of atol) their VJPs may stray from the known Jacobian's.
+PROJECTIONS = 3
+PROJECTED_ALLOWANCE = 0.25
 
 
 class KnownJacobian:
     """One mode's Jacobian blocks[(k, i)], and (worked out when first used) the
-    groups of its rows that share no column of any input in `wrt`."""
+    groups of its rows that share no column of any input in `wrt`, or else
+    its projections on random cotangents."""
 
     def __init__(self, blocks, inputs, wrt, outputs, rng):
         self.blocks, self.inputs, self.wrt, self.outputs = blocks, inputs, wrt, outputs
@@ -44,17 +61,16 @@ class KnownJacobian:
         self.offsets = np.cumsum([0] + [spec.real_size for spec in outputs])
 
     def jacobian(self, run, tolerance):
-        """blocks[(k, i)] of `run`'s mode from one VJP per group, or None if the
-        rows cannot be grouped or the mode's Jacobian does not match the known
-        one. `tolerance(k, i)` gives the modes' (atol, rtol) for that block."""
-        if self._plan is None or self._coarse(tolerance):
+        """blocks[(k, i)] of `run`'s mode from one VJP per group (or, for rows
+        that cannot be grouped, a copy of the known blocks), or None if the
+        mode's Jacobian does not match the known one. `tolerance(k, i)` gives
+        the modes' (atol, rtol) for that block."""
+        if self._coarse(tolerance):
             return None
-        try:
-            grads = _vjps_one_row_at_a_time(run, self._plan.cotangents)
-        except CheckSetupError:
-            raise
-        except Exception:  # noqa: BLE001  (the Jacobian in full raises the real error, if any)
-            run.discard_failed_gradient()
+        if self._plan is None:
+            return self._projected(run, tolerance)
+        grads = _vjps_or_none(run, self._plan.cotangents)
+        if grads is None:
             return None
         blocks = {}
         for position, i in enumerate(self.wrt):
@@ -66,6 +82,41 @@ class KnownJacobian:
             blocks.update(self._split(i, position, values))
         self.made.append(blocks)
         return blocks
+
+    def _projected(self, run, tolerance):
+        """A copy of the known blocks if `run`'s projections match theirs, else None."""
+        if self._projections is None:
+            return None
+        cotangents, expected = self._projections
+        grads = _vjps_or_none(run, cotangents)
+        if grads is None:
+            return None
+        for position, i in enumerate(self.wrt):
+            analytic.check_gradient_shape(grads[position], self.inputs[i], PROJECTIONS)
+            sums = layout.real_view_batch(grads[position]).astype(np.float64)
+            allowed = PROJECTED_ALLOWANCE * self._tolerances(i, tolerance)[0].min()
+            if not (np.isfinite(sums).all() and np.all(np.abs(sums - expected[position]) <= allowed)):
+                return None
+        blocks = dict(self.blocks)  # a dict of its own: jacobians_in_full tells them apart
+        self.made.append(blocks)
+        return blocks
+
+    @functools.cached_property
+    def _projections(self):
+        """(cotangents, the known Jacobian's projections per input), or None
+        if the known Jacobian is not finite."""
+        if not all(np.isfinite(b).all() for b in self.blocks.values()):
+            return None
+        drawn = _random_weights(self.rng, (PROJECTIONS, self.offsets[-1]))
+        cotangents, weights = [], np.empty_like(drawn)
+        for k, spec in enumerate(self.outputs):
+            rows = slice(self.offsets[k], self.offsets[k + 1])
+            real = drawn[:, rows].astype(layout.real_numpy_dtype(_np_dtype(spec.dtype)))
+            weights[:, rows] = real  # as the output's dtype holds them: what the VJP sees
+            cotangents.append(layout.from_real_view(real, _np_dtype(spec.dtype), spec.shape))
+        expected = [sum(weights[:, self.offsets[k]:self.offsets[k + 1]] @ self.blocks[(k, i)]
+                        for k in range(len(self.outputs))) for i in self.wrt]
+        return cotangents, expected
 
     @functools.cached_property
     def _plan(self):
@@ -129,7 +180,7 @@ class _GroupPlan:
         self.group_of = np.empty(offsets[-1], dtype=np.int64)
         for g, rows in enumerate(groups):
             self.group_of[rows] = g
-        drawn = rng.uniform(1.0, 2.0, offsets[-1]) * rng.choice([-1.0, 1.0], offsets[-1])
+        drawn = _random_weights(rng, offsets[-1])
         self.cotangents, self.weights = [], np.empty(offsets[-1])
         for k, spec in enumerate(outputs):
             rows = np.arange(offsets[k], offsets[k + 1])
@@ -157,6 +208,23 @@ class _GroupPlan:
         if not np.all(np.abs(off_pattern) <= atol.min()):
             return None
         return values
+
+
+def _random_weights(rng, shape):
+    """Magnitudes between 1 and 2, random signs."""
+    return rng.uniform(1.0, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+
+
+def _vjps_or_none(run, cotangents):
+    """The VJPs of a few rows, or None if they fail: the Jacobian in full then
+    raises the real error, if any."""
+    try:
+        return _vjps_one_row_at_a_time(run, cotangents)
+    except CheckSetupError:
+        raise
+    except Exception:  # noqa: BLE001
+        run.discard_failed_gradient()
+        return None
 
 
 def _vjps_one_row_at_a_time(run, cotangents):

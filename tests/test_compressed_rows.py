@@ -1,6 +1,7 @@
 """Once one mode's Jacobian is known, a later mode's comes from one VJP per group
-of rows that share no column, and only when it matches: a later mode whose
-gradient differs in any entry is still built in full and blamed at that entry."""
+of rows that share no column, or for a dense Jacobian from a few random
+projections, and only when it matches: a later mode whose gradient differs in
+any entry is still built in full and blamed at that entry."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -36,9 +37,22 @@ def _traced_modes_failing(fn):
     return report, {p.mode for p in report.failed_pairs}
 
 
-def test_later_modes_that_swap_two_outputs_gradients_fail_at_those_entries():
+def _dense(sine):
+    """sine(x) * (1 + mean(x)): every output depends on every input."""
+    return lambda x: sine(x) * (1.0 + tf.reduce_mean(x))
+
+
+def _elementwise(sine):
+    return sine
+
+
+SHAPES = pytest.mark.parametrize("shape", [_elementwise, _dense], ids=["grouped", "dense"])
+
+
+@SHAPES
+def test_later_modes_that_swap_two_outputs_gradients_fail_at_those_entries(shape):
     report, failing = _traced_modes_failing(
-        _right_only_eagerly(lambda dy, d: tf.gather(dy, SWAPPED) * d))
+        shape(_right_only_eagerly(lambda dy, d: tf.gather(dy, SWAPPED) * d)))
     assert failing == {"function", "graph", "xla"}
     for pair in report.failed_pairs:
         assert pair.n_failed == 4  # (3, 3), (40, 40), (3, 40) and (40, 3)
@@ -75,12 +89,15 @@ def test_later_modes_that_claim_an_entry_in_a_column_the_first_mode_has_empty_fa
         assert (pair.n_failed, pair.worst_output, pair.worst_input) == (1, "output[0]", "x[5]")
 
 
-def test_later_modes_slightly_wrong_at_one_element_fail_there():
+@SHAPES
+def test_later_modes_slightly_wrong_at_one_element_fail_there(shape):
     scale = np.ones(64)
     scale[17] = 1.001
-    report, failing = _traced_modes_failing(_right_only_eagerly(lambda dy, d: dy * d * scale))
+    report, failing = _traced_modes_failing(
+        shape(_right_only_eagerly(lambda dy, d: dy * d * scale)))
     assert failing == {"function", "graph", "xla"}
-    assert {p.worst_input for p in report.failed_pairs} == {"x[17]"}
+    for pair in report.failed_pairs:
+        assert (pair.n_failed, pair.worst_output, pair.worst_input) == (1, "output[17]", "x[17]")
 
 
 def test_later_modes_that_leak_less_than_rtol_of_a_large_neighbour_fail_there():
@@ -149,11 +166,31 @@ def test_grouped_rows_are_refused_when_the_later_mode_differs_anywhere():
     assert known.jacobian(run, _tolerance) is None
 
 
-def test_dense_jacobians_are_not_grouped():
-    def dense(x):
-        return tf.tanh(x) * (1.0 + tf.reduce_mean(x))
+def _off_at_one_entry(error):
+    """The dense function, its traced gradient off by `error` at entry (0, 9)."""
+    off = np.zeros(64)
+    off[9] = error / (1.0 + X.mean())  # the sine's upstream gradient carries 1 + mean(x)
+    return _dense(_right_only_eagerly(lambda dy, d: dy * d + dy[0] * off))
 
+
+def test_dense_later_modes_are_taken_from_projections_when_they_match():
+    dense = _dense(_right_only_eagerly(lambda dy, d: dy * d))
     eager, _, inputs, specs = _jacobians(dense, "eager", X)
     _, run, _, _ = _jacobians(dense, "function", X)
     known = compressed_rows.KnownJacobian(eager, inputs, [0], specs, np.random.default_rng(1))
-    assert known.jacobian(run, _tolerance) is None
+    projected = known.jacobian(run, _tolerance)
+    assert projected is not None and projected is not eager
+    assert projected[(0, 0)] is eager[(0, 0)]
+    assert known.made == [projected]
+
+
+@pytest.mark.parametrize("error, taken", [(1e-9, True), (3e-9, False), (1e-3, False)])
+def test_projections_take_a_later_mode_only_within_a_quarter_of_atol(error, taken):
+    # The weights are between 1 and 2: 1e-9 moves a sum by at most 2e-9 < 2.5e-9,
+    # 3e-9 by at least that.
+    eager, _, inputs, specs = _jacobians(_off_at_one_entry(error), "eager", X)
+    _, run, _, _ = _jacobians(_off_at_one_entry(error), "function", X)
+    for seed in range(5):
+        known = compressed_rows.KnownJacobian(eager, inputs, [0], specs,
+                                              np.random.default_rng(seed))
+        assert (known.jacobian(run, _tolerance) is not None) == taken, seed
