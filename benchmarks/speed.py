@@ -7,7 +7,8 @@ and under tf.function(jit_compile=True)), their ratio, and full mode's time as a
 multiple of the batched forward evaluations alone (the 4 n perturbed inputs that
 uncompressed finite differences need). Everything is cold: each check gets a
 new function object, so its traces are made afresh; gradcheck's times are the
-median of 3 runs, compute_gradient's a single run.
+median of 7 runs (a check at n = 1000 takes a tenth of a second, and single
+runs vary by a third), compute_gradient's a single run.
 
 Three functions: elementwise, sin(x) exp(x / 4); dense, tanh(x) (1 + mean(x)),
 where every output depends on every input; and matvec, tanh(A x), dense too,
@@ -87,7 +88,7 @@ def median_seconds(call, *args, repeat=3, **kwargs):
 
 def cold_check_seconds(fn, x, **options):
     """A check of a new function object each time, so that every trace is made afresh."""
-    return median_seconds(lambda: check_gradients(fresh(fn), [x], **options))
+    return median_seconds(lambda: check_gradients(fresh(fn), [x], **options), repeat=7)
 
 
 def fresh(fn):

@@ -15,6 +15,7 @@ from gradcheck import (
     fast,
     forward,
     layout,
+    memory,
     numeric,
     sources,
 )
@@ -32,6 +33,7 @@ AUTO_FULL_LIMIT = 1 << 20
 BATCH_BUDGET_BYTES = 64 << 20
 
 
+@memory.ordinary_pages()
 def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", order=1,
                     atol=None, rtol=None, eps=None, seed=0, raise_on_failure=True,
                     reference=None, override_map=None, forward_mode=False, strict=False):

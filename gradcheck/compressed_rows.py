@@ -21,16 +21,25 @@ time (truly eagerly in eager mode), not through the batched tf.vectorized_map
 the full Jacobian uses.
 
 Rows that cannot be grouped (a dense Jacobian) are checked by projections
-instead: PROJECTIONS cotangents u of random weights, each VJP u^T J compared
-with the same sum over the known Jacobian, column by column. A projection
-cannot give back the entries, so the mode is taken to have the known Jacobian
-when every sum is within PROJECTED_ALLOWANCE times the smallest atol of the
-known one's (coarse tolerances are not projected either). One wrong entry
-alone moves its column's sum by at least its error (the weights are at least
-1), so an entry off by more than a quarter of atol shows; errors in several
-rows of a column could cancel in one projection, but rarely in all of them
-(two entries off by exactly atol in opposite directions, the hardest case,
-about one time in a hundred; entries off by 10 atol, one in 70,000).
+instead: a few random cotangents u, drawn afresh for each mode, each VJP u^T J
+compared with the same sum over the known Jacobian, column by column. A
+projection cannot give back the entries, so the mode is taken to have the known
+Jacobian only when every column's sums are within PROJECTED_SHARE of the
+smallest tolerance (atol + rtol * |entry|) of any entry in that column; coarse
+tolerances are not projected either.
+- DENSE_PROJECTIONS have every weight between 1 and 2 in magnitude: one entry
+  past its tolerance moves its column's sum by at least its error, four times
+  the allowance, so it always shows.
+- SPARSE_PROJECTIONS leave a quarter of the rows out (weight 0) and spread the
+  others' magnitudes from 1/4 to 4, like the full build's one-hot cotangents:
+  a gradient that goes wrong for cotangents with zeros or small values (which
+  a gradient must not, being linear in its cotangent) shows there.
+- Errors in several rows of one column can cancel in a projection, but rarely
+  in all of them. Whatever the other rows hold, an entry past its tolerance
+  passes a dense projection at most one time in 4 (its weight's density is at
+  most 1/2) and a sparse one about one time in 2, so all 8 at most one time in
+  3,500; two entries just past their tolerance in opposite directions pass
+  about one time in 2 million per mode.
 """
 import functools
 
@@ -42,9 +51,11 @@ from gradcheck.errors import CheckSetupError
 # Coarser tolerances would let two swapped rows pass on a ratio of weights.
 COARSEST_RTOL = 1e-3
 # Random cotangents for a Jacobian whose rows cannot be grouped, and how far
-# (as a share of atol) their VJPs may stray from the known Jacobian's.
-PROJECTIONS = 3
-PROJECTED_ALLOWANCE = 0.25
+# their VJPs may stray from the known Jacobian's, as a share of the smallest
+# tolerance in each column.
+DENSE_PROJECTIONS = 4
+SPARSE_PROJECTIONS = 4
+PROJECTED_SHARE = 0.25
 
 
 class KnownJacobian:
@@ -58,6 +69,7 @@ class KnownJacobian:
         # check's later random numbers do not depend on whether rows were grouped.
         self.rng = np.random.default_rng(rng.integers(1 << 62))
         self.made = []  # the blocks this made, whose nonzeros are all on the known pattern
+        self._allowances = {}  # per input and tolerances: see _projected_allowance
         self.offsets = np.cumsum([0] + [spec.real_size for spec in outputs])
 
     def jacobian(self, run, tolerance):
@@ -85,38 +97,53 @@ class KnownJacobian:
 
     def _projected(self, run, tolerance):
         """A copy of the known blocks if `run`'s projections match theirs, else None."""
-        if self._projections is None:
+        if not self._finite or self.offsets[-1] == 0:
             return None
-        cotangents, expected = self._projections
+        weights, cotangents = self._projection_cotangents()
         grads = _vjps_or_none(run, cotangents)
         if grads is None:
             return None
         for position, i in enumerate(self.wrt):
-            analytic.check_gradient_shape(grads[position], self.inputs[i], PROJECTIONS)
+            analytic.check_gradient_shape(grads[position], self.inputs[i], len(weights))
             sums = layout.real_view_batch(grads[position]).astype(np.float64)
-            allowed = PROJECTED_ALLOWANCE * self._tolerances(i, tolerance)[0].min()
-            if not (np.isfinite(sums).all() and np.all(np.abs(sums - expected[position]) <= allowed)):
+            expected = sum(weights[:, self.offsets[k]:self.offsets[k + 1]] @ self.blocks[(k, i)]
+                           for k in range(len(self.outputs)))
+            allowed = self._projected_allowance(i, tolerance)
+            if not (np.isfinite(sums).all() and np.all(np.abs(sums - expected) <= allowed)):
                 return None
         blocks = dict(self.blocks)  # a dict of its own: jacobians_in_full tells them apart
         self.made.append(blocks)
         return blocks
 
     @functools.cached_property
-    def _projections(self):
-        """(cotangents, the known Jacobian's projections per input), or None
-        if the known Jacobian is not finite."""
-        if not all(np.isfinite(b).all() for b in self.blocks.values()):
-            return None
-        drawn = _random_weights(self.rng, (PROJECTIONS, self.offsets[-1]))
+    def _finite(self):
+        return all(np.isfinite(b).all() for b in self.blocks.values())
+
+    def _projection_cotangents(self):
+        """(weights as the outputs' dtypes hold them, which is what the VJPs see:
+        (projections, rows); one cotangent per output)."""
+        drawn = np.concatenate([_random_weights(self.rng, (DENSE_PROJECTIONS, self.offsets[-1])),
+                                _sparse_weights(self.rng, (SPARSE_PROJECTIONS, self.offsets[-1]))])
         cotangents, weights = [], np.empty_like(drawn)
         for k, spec in enumerate(self.outputs):
             rows = slice(self.offsets[k], self.offsets[k + 1])
             real = drawn[:, rows].astype(layout.real_numpy_dtype(_np_dtype(spec.dtype)))
-            weights[:, rows] = real  # as the output's dtype holds them: what the VJP sees
+            weights[:, rows] = real
             cotangents.append(layout.from_real_view(real, _np_dtype(spec.dtype), spec.shape))
-        expected = [sum(weights[:, self.offsets[k]:self.offsets[k + 1]] @ self.blocks[(k, i)]
-                        for k in range(len(self.outputs))) for i in self.wrt]
-        return cotangents, expected
+        return weights, cotangents
+
+    def _projected_allowance(self, i, tolerance):
+        """PROJECTED_SHARE of the smallest atol + rtol * |entry| in each column of input i."""
+        pairs = tuple(tolerance(k, i) for k in range(len(self.outputs)))
+        key = (i, pairs)
+        if key not in self._allowances:
+            smallest = np.full(self.inputs[i].real_size, np.inf)
+            for k, (atol, rtol) in enumerate(pairs):
+                block = np.abs(self.blocks[(k, i)])
+                block *= rtol
+                np.minimum(smallest, block.min(axis=0, initial=np.inf) + atol, out=smallest)
+            self._allowances[key] = PROJECTED_SHARE * smallest
+        return self._allowances[key]
 
     @functools.cached_property
     def _plan(self):
@@ -213,6 +240,13 @@ class _GroupPlan:
 def _random_weights(rng, shape):
     """Magnitudes between 1 and 2, random signs."""
     return rng.uniform(1.0, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+
+
+def _sparse_weights(rng, shape):
+    """A quarter of them 0, the others between 1/4 and 4 in magnitude (evenly
+    in log scale), random signs."""
+    kept = rng.uniform(size=shape) >= 0.25
+    return kept * np.exp2(rng.uniform(-2.0, 2.0, shape)) * rng.choice([-1.0, 1.0], shape)
 
 
 def _vjps_or_none(run, cotangents):

@@ -184,13 +184,79 @@ def test_dense_later_modes_are_taken_from_projections_when_they_match():
     assert known.made == [projected]
 
 
-@pytest.mark.parametrize("error, taken", [(1e-9, True), (3e-9, False), (1e-3, False)])
-def test_projections_take_a_later_mode_only_within_a_quarter_of_atol(error, taken):
-    # The weights are between 1 and 2: 1e-9 moves a sum by at most 2e-9 < 2.5e-9,
-    # 3e-9 by at least that.
+@pytest.mark.parametrize("error, taken", [(5e-10, True), (3e-9, False), (1e-3, False)])
+def test_projections_take_a_later_mode_only_within_a_quarter_of_the_columns_tolerance(error, taken):
+    # Column 9's smallest tolerance is atol + rtol * min |J[:, 9]|, about
+    # 1.08e-8, so its sums may stray by 2.7e-9. The weights are at most 4:
+    # 5e-10 moves a sum by at most 2e-9; 3e-9 moves the dense projections'
+    # by at least 3e-9.
     eager, _, inputs, specs = _jacobians(_off_at_one_entry(error), "eager", X)
     _, run, _, _ = _jacobians(_off_at_one_entry(error), "function", X)
     for seed in range(5):
         known = compressed_rows.KnownJacobian(eager, inputs, [0], specs,
                                               np.random.default_rng(seed))
         assert (known.jacobian(run, _tolerance) is not None) == taken, seed
+
+
+def _opposite_errors_in_rows_3_and_40(error):
+    """The dense function, its traced gradient off by +error in row 3 and by
+    -error in row 40 of every column."""
+    def wrong(dy, d):
+        return dy * d + error / (1.0 + X.mean()) * (dy[3] - dy[40])
+    return _dense(_right_only_eagerly(wrong))
+
+
+def test_projections_refuse_errors_in_two_rows_that_cancel_in_a_sum():
+    # 1.5e-8 is just past the off-diagonal entries' tolerance (about 1.1e-8).
+    # In a projection the column's sums move by 1.5e-8 (u_3 - u_40), which a
+    # draw can bring within the allowance; it must not happen in all of them.
+    fn = _opposite_errors_in_rows_3_and_40(1.5e-8)
+    eager, _, inputs, specs = _jacobians(_dense(_right_only_eagerly(lambda dy, d: dy * d)),
+                                         "eager", X)
+    _, run, _, _ = _jacobians(fn, "function", X)
+    taken = [seed for seed in range(1000)
+             if compressed_rows.KnownJacobian(eager, inputs, [0], specs, np.random.default_rng(seed))
+             .jacobian(run, _tolerance) is not None]
+    assert taken == []
+
+
+def test_later_modes_with_errors_in_two_rows_that_cancel_in_a_sum_fail_there():
+    report, failing = _traced_modes_failing(_opposite_errors_in_rows_3_and_40(1.5e-8))
+    assert failing == {"function", "graph", "xla"}
+    for pair in report.failed_pairs:
+        assert pair.worst_output in ("output[3]", "output[40]")
+
+
+def _wrong_when_a_cotangent_is_zero(dy, d):
+    has_zero = tf.cast(tf.reduce_any(tf.equal(dy, 0.0)), dy.dtype)
+    return dy * d * (1.0 + 0.01 * has_zero)
+
+
+def _drops_small_cotangents(dy, d):
+    # The sine's cotangent carries 1 + mean(x), about 2: the full build's
+    # smallest scale, 0.5, gets to about 1.
+    return dy * d * tf.cast(tf.abs(dy) >= 1.5, dy.dtype)
+
+
+@pytest.mark.parametrize("wrong", [_wrong_when_a_cotangent_is_zero, _drops_small_cotangents],
+                         ids=["wrong-with-zeros", "drops-small"])
+def test_dense_later_modes_whose_gradient_is_not_linear_in_its_cotangent_fail(wrong):
+    # A projection's dense cotangent of weights between 1 and 2 would not show
+    # either: the sparse projections, with zeros and small weights, do.
+    report, failing = _traced_modes_failing(_dense(_right_only_eagerly(wrong)))
+    assert failing == {"function", "graph", "xla"}
+    assert all(p.n_failed > 1 for p in report.failed_pairs)
+
+
+def test_projections_take_a_correct_float32_mode_with_large_entries():
+    # Every entry is about 100: float32 rounding of the column sums is far
+    # above a quarter of atol (2.5e-5), and far below a quarter of atol + rtol * 100.
+    x = X.astype(np.float32)
+    def spread(x):
+        return 100.0 * tf.reduce_sum(x) * tf.ones_like(x) + tf.sin(x)
+    eager, _, inputs, specs = _jacobians(spread, "eager", x)
+    _, run, _, _ = _jacobians(spread, "function", x)
+    for seed in range(5):
+        known = compressed_rows.KnownJacobian(eager, inputs, [0], specs,
+                                              np.random.default_rng(seed))
+        assert known.jacobian(run, lambda k, i: (1e-4, 1e-4)) is not None, seed
