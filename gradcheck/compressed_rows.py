@@ -31,15 +31,19 @@ tolerances are not projected either.
   past its tolerance moves its column's sum by at least its error, four times
   the allowance, so it always shows.
 - SPARSE_PROJECTIONS leave a quarter of the rows out (weight 0) and spread the
-  others' magnitudes from 1/4 to 4, like the full build's one-hot cotangents:
-  a gradient that goes wrong for cotangents with zeros or small values (which
-  a gradient must not, being linear in its cotangent) shows there.
+  others' magnitudes from 1/4 to 4, over the full build's scales; the
+  ONE_HOT_PROJECTIONS are the full build's own cotangents for a random row.
+  A gradient that goes wrong for cotangents with zeros, small values or a
+  single nonzero (which a gradient must not, being linear in its cotangent)
+  shows there.
 - Errors in several rows of one column can cancel in a projection, but rarely
   in all of them. Whatever the other rows hold, an entry past its tolerance
   passes a dense projection at most one time in 4 (its weight's density is at
-  most 1/2) and a sparse one about one time in 2, so all 8 at most one time in
-  3,500; two entries just past their tolerance in opposite directions pass
-  about one time in 2 million per mode.
+  most 1/2) and a sparse one at most one time in 2, so the 8 of them at most
+  one time in 4,000; two entries just past their tolerance in opposite
+  directions pass about one time in 2 million per mode. (For errors that do
+  not depend on the cotangent; for those that do, see the sparse and one-hot
+  ones above.)
 """
 import functools
 
@@ -55,6 +59,7 @@ COARSEST_RTOL = 1e-3
 # tolerance in each column.
 DENSE_PROJECTIONS = 4
 SPARSE_PROJECTIONS = 4
+ONE_HOT_PROJECTIONS = 2
 PROJECTED_SHARE = 0.25
 
 
@@ -99,16 +104,18 @@ class KnownJacobian:
         """A copy of the known blocks if `run`'s projections match theirs, else None."""
         if not self._finite or self.offsets[-1] == 0:
             return None
+        allowances = [self._projected_allowance(i, tolerance) for i in self.wrt]
+        if any(allowed is None for allowed in allowances):
+            return None
         weights, cotangents = self._projection_cotangents()
         grads = _vjps_or_none(run, cotangents)
         if grads is None:
             return None
-        for position, i in enumerate(self.wrt):
+        for position, (i, allowed) in enumerate(zip(self.wrt, allowances)):
             analytic.check_gradient_shape(grads[position], self.inputs[i], len(weights))
             sums = layout.real_view_batch(grads[position]).astype(np.float64)
             expected = sum(weights[:, self.offsets[k]:self.offsets[k + 1]] @ self.blocks[(k, i)]
                            for k in range(len(self.outputs)))
-            allowed = self._projected_allowance(i, tolerance)
             if not (np.isfinite(sums).all() and np.all(np.abs(sums - expected) <= allowed)):
                 return None
         blocks = dict(self.blocks)  # a dict of its own: jacobians_in_full tells them apart
@@ -122,8 +129,10 @@ class KnownJacobian:
     def _projection_cotangents(self):
         """(weights as the outputs' dtypes hold them, which is what the VJPs see:
         (projections, rows); one cotangent per output)."""
-        drawn = np.concatenate([_random_weights(self.rng, (DENSE_PROJECTIONS, self.offsets[-1])),
-                                _sparse_weights(self.rng, (SPARSE_PROJECTIONS, self.offsets[-1]))])
+        rows = self.offsets[-1]
+        drawn = np.concatenate([_random_weights(self.rng, (DENSE_PROJECTIONS, rows)),
+                                _sparse_weights(self.rng, (SPARSE_PROJECTIONS, rows)),
+                                _one_hot_weights(self.rng, ONE_HOT_PROJECTIONS, rows)])
         cotangents, weights = [], np.empty_like(drawn)
         for k, spec in enumerate(self.outputs):
             rows = slice(self.offsets[k], self.offsets[k + 1])
@@ -133,17 +142,30 @@ class KnownJacobian:
         return weights, cotangents
 
     def _projected_allowance(self, i, tolerance):
-        """PROJECTED_SHARE of the smallest atol + rtol * |entry| in each column of input i."""
+        """PROJECTED_SHARE of the smallest atol + rtol * |entry| in each column of
+        input i; None if the VJPs' own rounding would likely exceed it (float32
+        columns with both large and near-zero entries): such a mode would be
+        refused anyway, after paying for its VJPs. The rounding of a column's
+        sum is taken as eps * sqrt(rows) * |column|, about the largest seen for
+        float32 y = W x (n = 128 to 512)."""
         pairs = tuple(tolerance(k, i) for k in range(len(self.outputs)))
         key = (i, pairs)
         if key not in self._allowances:
             smallest = np.full(self.inputs[i].real_size, np.inf)
+            rounding = np.zeros(self.inputs[i].real_size)
             for k, (atol, rtol) in enumerate(pairs):
                 block = np.abs(self.blocks[(k, i)])
+                rounding += self._eps(k, i) * np.sqrt(block.shape[0]) * np.linalg.norm(block, axis=0)
                 block *= rtol
                 np.minimum(smallest, block.min(axis=0, initial=np.inf) + atol, out=smallest)
-            self._allowances[key] = PROJECTED_SHARE * smallest
+            allowed = PROJECTED_SHARE * smallest
+            self._allowances[key] = allowed if np.all(rounding <= allowed) else None
         return self._allowances[key]
+
+    def _eps(self, k, i):
+        """The rounding unit of the VJP from output k to input i: the coarser dtype's."""
+        return max(float(np.finfo(layout.real_numpy_dtype(_np_dtype(dtype))).eps)
+                   for dtype in (self.outputs[k].dtype, self.inputs[i].dtype))
 
     @functools.cached_property
     def _plan(self):
@@ -247,6 +269,13 @@ def _sparse_weights(rng, shape):
     in log scale), random signs."""
     kept = rng.uniform(size=shape) >= 0.25
     return kept * np.exp2(rng.uniform(-2.0, 2.0, shape)) * rng.choice([-1.0, 1.0], shape)
+
+
+def _one_hot_weights(rng, count, rows):
+    """`count` cotangents as the full build makes them: one row each, at one of its scales."""
+    weights = np.zeros((count, rows))
+    weights[np.arange(count), rng.integers(rows, size=count)] = analytic.row_scales(count, rng)
+    return weights
 
 
 def _vjps_or_none(run, cotangents):

@@ -8,13 +8,18 @@ memory on the spot (its THP defrag setting "madvise", "defer+madvise" or
 stall for tenths of a second: on a 2-core VM, a float64 check of an
 elementwise function of 4000 inputs took 0.16 to 0.62 s (kernel time 0.01 to
 0.47 s) with huge pages and 0.20 to 0.23 s without. The user's setting is put
-back when the check ends.
+back when the last check running ends (checks may overlap in threads).
 """
 import contextlib
 import functools
+import threading
 
 _DEFRAG = "/sys/kernel/mm/transparent_hugepage/defrag"
 _STALLING = {"always", "defer+madvise", "madvise"}
+
+_lock = threading.Lock()
+_running = 0  # checks inside ordinary_pages, in any thread
+_users_setting = None  # saved by the first of them, put back by the last
 
 
 @contextlib.contextmanager
@@ -24,11 +29,27 @@ def ordinary_pages():
     if toggle is None:
         yield
         return
-    previous = toggle(False)
+    _enter(toggle)
     try:
         yield
     finally:
-        toggle(previous)
+        _leave(toggle)
+
+
+def _enter(toggle):
+    global _running, _users_setting
+    with _lock:
+        if _running == 0:
+            _users_setting = toggle(False)
+        _running += 1
+
+
+def _leave(toggle):
+    global _running
+    with _lock:
+        _running -= 1
+        if _running == 0:
+            toggle(_users_setting)
 
 
 @functools.cache

@@ -1,5 +1,7 @@
 """A check turns NumPy's huge-page requests off while it runs, where the kernel
 would stall on them, and puts the user's setting back whatever the outcome."""
+import threading
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -40,3 +42,34 @@ def test_a_check_puts_numpys_huge_page_setting_back(users_setting, fn):
     finally:
         TOGGLE(True)
     assert seen and set(seen) == {users_setting and not memory._requests_stall()}
+
+
+def test_checks_overlapping_in_threads_put_the_setting_back_when_the_last_ends(monkeypatch):
+    monkeypatch.setattr(memory, "_requests_stall", lambda: True)
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def first():
+        with memory.ordinary_pages():
+            first_in.set()
+            second_in.wait()
+        first_out.set()
+
+    def second():
+        first_in.wait()
+        with memory.ordinary_pages():
+            second_in.set()
+            first_out.wait()
+            seen["after the first ended"] = _current()
+
+    TOGGLE(True)
+    try:
+        threads = [threading.Thread(target=first), threading.Thread(target=second)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert seen == {"after the first ended": False}
+        assert _current() is True
+    finally:
+        TOGGLE(True)
