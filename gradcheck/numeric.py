@@ -158,7 +158,9 @@ def sharpened(evaluate, i, x, x_real, steps, columns, f0, precision):
     worst, and then the distance equals the error). On smooth functions it is
     tiny (both are O(h^4)); where the function is not twice differentiable (softsign at 0) or
     is only evaluated in float32, it is the real error, and the comparison
-    allows for it rather than blaming the gradient."""
+    allows for it rather than blaming the gradient. It is never taken below
+    what rounding the outputs alone can do to the value (rounding_floor): in
+    float32 the two estimates can agree exactly, both off by a rounding step."""
     columns = np.asarray(columns)
     chunk = len(columns)
     best = None
@@ -167,6 +169,7 @@ def sharpened(evaluate, i, x, x_real, steps, columns, f0, precision):
         fine, _, kink = _at_scale(evaluate, i, x, x_real, h / 2, columns, f0, chunk, precision)
         with np.errstate(invalid="ignore"):
             spread = 2.0 * np.abs(fine - coarse)
+            spread = np.maximum(spread, rounding_floor(fine, f0, h[columns] / 2, precision))
         spread = np.where(np.isfinite(spread), spread, np.inf)
         if best is None:
             best = [fine, spread, kink]
@@ -260,6 +263,14 @@ def _richardson(y, taken, f0, precision):
     if not finite.all():
         value[~finite], estimate[~finite] = np.nan, np.inf
     return value, estimate, kinks_at(y, taken, f0, precision)
+
+
+def rounding_floor(value, f0, t, precision):
+    """(cols, out): how far rounding each output to `precision` (half a unit in
+    the last place, at most eps/2 * |output|) can move a Richardson value from
+    the steps t and t/2: 3 rounding errors / t."""
+    magnitude = np.abs(f0)[None, :] + np.abs(value) * t[:, None]
+    return 1.5 * float(finfo(precision).eps) * magnitude / t[:, None]
 
 
 def extrapolated(at_offsets, t):

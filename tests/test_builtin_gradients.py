@@ -104,6 +104,30 @@ def test_a_small_error_at_a_point_where_finite_differences_are_poor_is_still_fou
     assert report.failed_pairs[0].n_failed == 2
 
 
+def _float32_matvec(scale):
+    """y = W x with a float32 W of entries about 10 (outputs up to about 100,
+    rounded to 8e-6) and a gradient `scale` times the right one."""
+    rng = np.random.default_rng(5)
+    w = tf.constant((rng.standard_normal((256, 256)) * 10.0).astype(np.float32))
+
+    @tf.custom_gradient
+    def matvec(x):
+        return tf.linalg.matvec(w, x), lambda dy: scale * tf.linalg.matvec(w, dy, transpose_a=True)
+
+    return matvec, rng.uniform(-1, 1, 256).astype(np.float32)
+
+
+@pytest.mark.parametrize("scale, right", [(1.0, True), (1.001, False)])
+def test_float32_only_finite_differences_allow_for_the_outputs_rounding(scale, right):
+    # The reference is float32 (W is): for a small entry, its two step sizes
+    # can give exactly the same difference (whole units in the last place)
+    # while both are off by more than the entry's tolerance. The allowance for
+    # that rounding must not hide a gradient a tenth of a percent off.
+    fn, x = _float32_matvec(scale)
+    report = check_gradients(fn, [x], modes=["eager"], raise_on_failure=False)
+    assert report.ok == right
+
+
 def test_a_function_that_computes_in_float32_inside_is_judged_as_float32():
     # tf.image.rgb_to_grayscale returns float64 for float64 images but casts them
     # to float32 inside: float64 steps would drown its differences in rounding.
