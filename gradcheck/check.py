@@ -250,6 +250,7 @@ def _check_order(order, target_for, check_inputs, wrt, settings, report, declare
     context.uncertainty = reference.uncertainty
     expected = reference.blocks
     context.kinks = reference.kinks
+    context.bounds = reference.bounds
     _note_kinks(reference, check_inputs, wrt, report, order)
     context.judge(results, expected, intended)
     context.note_nondeterministic_gradients(results, target_for)
@@ -516,7 +517,7 @@ def _note_kinks(reference, check_inputs, wrt, report, order):
             report.notes.append(
                 f"{int(kinked.sum())} of {kinked.size} real components of {check_inputs[i].name}"
                 f"{'' if order == 1 else f' (order {order})'} sit on a kink or step (the one-sided "
-                "differences disagree); their Jacobian entries were left out of the verdict.")
+                "differences disagree); there a gradient passes if it lies between them.")
 
 
 def _note_integer_inputs(check_inputs, wrt, report):
@@ -534,7 +535,7 @@ class _OrderContext:
         self.order, self.check_inputs, self.wrt, self.out_index = order, check_inputs, wrt, out_index
         self.diff_specs, self.scales, self.batch = diff_specs, scales, batch
         self.settings, self.report, self.kinks = settings, report, kinks
-        self.support, self.uncertainty = {}, {}
+        self.support, self.uncertainty, self.bounds = {}, {}, {}
         self.known = None  # the first mode's Jacobian: see mode_jacobian
 
     def mode_jacobian(self, run):
@@ -783,7 +784,8 @@ class _OrderContext:
                 slack = self.uncertainty.get((k, i)) if against == FINITE_DIFFERENCES else None
                 result = compare.compare_block(actual[(k, i)], expected[(k, i)], atol, rtol,
                                                None if kinks is None else kinks[(k, i)],
-                                               support.get((k, i)), exact_nonfinite, slack)
+                                               support.get((k, i)), exact_nonfinite, slack,
+                                               None if kinks is None else self.bounds.get((k, i)))
                 worst_output = worst_input = "(no entries)"
                 if result.worst:
                     row, col = result.worst

@@ -40,7 +40,7 @@ class BlockComparison:
     n_total: int
     n_failed: int
     n_unreliable: int  # reference not finite there: left out of the verdict
-    n_kinks: int  # on a kink or step: left out of the verdict
+    n_kinks: int  # on a kink or step: judged against the one-sided differences
     max_abs_error: float
     max_rel_error: float
     worst: tuple  # (row, column) of the element closest to failing, or None
@@ -58,9 +58,10 @@ _CHUNK_ENTRIES = 1 << 18  # rows are compared in pieces that stay in cache
 
 
 def compare_block(actual, expected, atol, rtol, kinks=None, support=None, exact_nonfinite=False,
-                  slack=None):
+                  slack=None, bounds=None):
     """Compare two (rows, columns) float64 arrays element by element; entries
-    where `kinks` is True, or where the reference is not finite, are left out.
+    where the reference is not finite are left out, and so are those where
+    `kinks` is True unless `bounds` says what they must lie between.
 
     With `exact_nonfinite` (two gradients compared with each other) a NaN or an
     infinity is not left out: it must be matched by the same value.
@@ -68,12 +69,16 @@ def compare_block(actual, expected, atol, rtol, kinks=None, support=None, exact_
     `support`, if given, is the (rows, columns) index arrays of the only entries
     where either array can be nonzero: the others are equal and are skipped.
     `slack`, if given, is added to each entry's allowed error: the reference's
-    own uncertainty there (see numeric.sharpened)."""
+    own uncertainty there (see numeric.sharpened).
+    `bounds`, if given with `kinks`, is the (2, rows, columns) least and
+    greatest one-sided difference (see numeric.kinks_at): a kink entry is then
+    judged, not left out: it passes when the gradient lies between them, within
+    atol + rtol * max(|least|, |greatest|)."""
     if actual.size == 0:
         return BlockComparison(0, 0, 0, 0, 0.0, 0.0, None, np.nan, np.nan)
     if support is not None:
         return _compare_on_support(actual, expected, atol, rtol, kinks, support, exact_nonfinite,
-                                   slack)
+                                   slack, bounds)
     if exact_nonfinite and kinks is None and slack is None and np.array_equal(actual, expected):
         # Two modes that computed the very same Jacobian (the common case).
         return BlockComparison(int(actual.size), 0, 0, 0, 0.0, 0.0, (0, 0),
@@ -83,20 +88,34 @@ def compare_block(actual, expected, atol, rtol, kinks=None, support=None, exact_
     for start in range(0, actual.shape[0], rows_per_chunk):
         piece = slice(start, start + rows_per_chunk)
         totals.add(start, actual[piece], expected[piece], atol, rtol,
-                   None if kinks is None else kinks[piece], None if slack is None else slack[piece])
+                   None if kinks is None else kinks[piece], None if slack is None else slack[piece],
+                   None if bounds is None or kinks is None else bounds[:, piece])
     return totals.result(actual, expected, totals.worst, slack)
 
 
-def _compare_on_support(actual, expected, atol, rtol, kinks, support, exact_nonfinite, slack):
+def _compare_on_support(actual, expected, atol, rtol, kinks, support, exact_nonfinite, slack,
+                        bounds=None):
     rows, columns = support
     totals = _Totals(exact_nonfinite)
     if rows.size:
         totals.add(0, actual[rows, columns][None], expected[rows, columns][None], atol, rtol,
                    None if kinks is None else kinks[rows, columns][None],
-                   None if slack is None else slack[rows, columns][None])
+                   None if slack is None else slack[rows, columns][None],
+                   None if bounds is None or kinks is None else bounds[:, rows, columns][:, None])
         entry = totals.worst[1]
         return totals.result(actual, expected, (int(rows[entry]), int(columns[entry])), slack)
     return totals.result(actual, expected, (0, 0), slack)
+
+
+def _judge_kinks(actual, where, bounds, abs_error, magnitude):
+    """On the entries `where`, the error becomes how far the gradient lies
+    outside [least, greatest] of the one-sided differences, and the magnitude
+    the larger of their sizes (in place)."""
+    lo, hi, gradient = bounds[0][where], bounds[1][where], actual[where]
+    outside = np.maximum(np.maximum(lo - gradient, gradient - hi), 0.0)
+    outside[np.isnan(outside)] = np.inf  # a NaN gradient fails
+    abs_error[where] = outside
+    magnitude[where] = np.maximum(np.abs(lo), np.abs(hi))
 
 
 class _Totals:
@@ -106,7 +125,7 @@ class _Totals:
         self.max_abs = self.max_rel = 0.0
         self.worst_badness, self.worst = -1.0, (0, 0)
 
-    def add(self, first_row, actual, expected, atol, rtol, kinks, slack=None):
+    def add(self, first_row, actual, expected, atol, rtol, kinks, slack=None, bounds=None):
         with np.errstate(invalid="ignore", over="ignore"):
             abs_error = np.abs(actual - expected)
             # A finite difference means both arrays are finite there (a NaN or
@@ -117,10 +136,19 @@ class _Totals:
                 on_kinks = 0 if kinks is None else int(np.count_nonzero(kinks))
                 if on_kinks:
                     self.kinks += on_kinks
-                    np.copyto(abs_error, 0.0, where=kinks)
-                    np.copyto(magnitude, 0.0, where=kinks)
-            else:
+                    if bounds is None:
+                        np.copyto(abs_error, 0.0, where=kinks)
+                        np.copyto(magnitude, 0.0, where=kinks)
+                    else:
+                        _judge_kinks(actual, kinks, bounds, abs_error, magnitude)
+            elif bounds is None:
                 magnitude = self._left_out(actual, expected, abs_error, kinks)
+            else:
+                magnitude = self._left_out(actual, expected, abs_error, None)
+                judged = kinks & np.isfinite(expected)
+                if judged.any():
+                    self.kinks += int(np.count_nonzero(judged))
+                    _judge_kinks(actual, judged, bounds, abs_error, magnitude)
             self._tally(first_row, abs_error, magnitude, atol, rtol, slack)
 
     def _left_out(self, actual, expected, abs_error, kinks):

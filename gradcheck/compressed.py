@@ -107,12 +107,13 @@ def _disjoint_groups(keys, partners, n_keys, n_partners):
 
 
 def fill(evaluate, i, x, x_real, h, f0, support, grouping, retry_estimate, precision):
-    """(values, kinks), each (out, n) like the Jacobian blocks, from one evaluation
-    per group, and the columns to difference one at a time instead: those of
-    groups whose outputs contradict the pattern, and those whose error estimate
-    is poor. Work is done on the pattern's nonzero entries only."""
+    """(values, kinks, the kinks' bounds or None: see numeric.one_sided_bounds),
+    (out, n) like the Jacobian blocks, from one evaluation per group, and the
+    columns to difference one at a time instead: those of groups whose outputs
+    contradict the pattern, and those whose error estimate is poor. Work is
+    done on the pattern's nonzero entries only."""
     from gradcheck.numeric import extrapolated as richardson
-    from gradcheck.numeric import kinks_at
+    from gradcheck.numeric import kinks_at, one_sided_bounds
 
     members, covered = grouping
     n = x_real.size
@@ -130,7 +131,8 @@ def fill(evaluate, i, x, x_real, h, f0, support, grouping, retry_estimate, preci
     # Per unit of t, where x(t) = x + t h 1_group.
     extrapolated, spread = richardson(y, offsets[:, None, None])
     estimate = np.abs(spread)
-    kink = kinks_at(y, np.broadcast_to(offsets[:, None], (4, len(members))), f0, precision)
+    taken = np.broadcast_to(offsets[:, None], (4, len(members)))
+    kink = kinks_at(y, taken, f0, precision)
     moved = np.abs(y[0] - y[1]) > 8 * np.finfo(np.float64).eps * (np.abs(y[0]) + np.abs(y[1]))
     contradicted = (moved & ~np.stack(covered)).any(axis=1) | ~np.isfinite(extrapolated).all(axis=1)
     # Each nonzero (row, column) reads its group's difference, scaled back by its step.
@@ -142,6 +144,14 @@ def fill(evaluate, i, x, x_real, h, f0, support, grouping, retry_estimate, preci
     kinked = np.zeros(support.shape, dtype=bool)
     values[rows, columns] = value
     kinked[rows, columns] = kink[groups, rows]
+    bounds = None  # made only if some entry is on a kink: only those read it
+    on_kinks = kinked[rows, columns]
+    if on_kinks.any():
+        bounds = np.empty((2,) + support.shape)
+        sides = np.empty((2,) + kink.shape)
+        sides[:, kink] = one_sided_bounds(y, taken, f0, kink)
+        r, c, g = rows[on_kinks], columns[on_kinks], groups[on_kinks]
+        bounds[:, r, c] = sides[:, g, r] / h[c]  # h > 0: the order holds
     poor = columns[~(error <= retry_estimate * np.maximum(np.abs(value), 1.0))]
     redo = np.union1d(np.flatnonzero(contradicted[group_of]), poor)
-    return values, kinked, redo
+    return values, kinked, bounds, redo

@@ -59,6 +59,9 @@ class Reference:
     # {(k, i): (out, n) array}: how far the sharpened entries may still be off
     uncertainty: dict = dataclasses.field(default_factory=dict)
     sharpen: object = None  # sharpen(i, columns): see sharpened()
+    # {(k, i): (2, out, n) array}: on kink entries, the least and greatest of
+    # the one-sided differences and their extrapolations (see kinks_at)
+    bounds: dict = dataclasses.field(default_factory=dict)
 
     def refine(self, i, columns):
         """Replace compressed columns of input i by individual differences: where a
@@ -84,7 +87,7 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
     its inputs'.
     """
     f0 = np.concatenate([layout.real_view(b).astype(np.float64) for b in base]) if base else np.zeros(0)
-    blocks, kinks, grouped, column_finders, stepping = {}, {}, {}, {}, {}
+    blocks, kinks, bounds, grouped, column_finders, stepping = {}, {}, {}, {}, {}, {}
     out_size = sum(spec.real_size for spec in outputs)
     for i in wrt:
         x = inputs[i]
@@ -103,41 +106,64 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
 
         grouping = compressed.groups_of(pattern[i]) if pattern is not None else None
         if grouping is None:
-            values, kinked = by_columns(np.arange(x_real.size))
+            values, kinked, sides = by_columns(np.arange(x_real.size))
         else:
-            values, kinked, redo = compressed.fill(evaluate, i, x, x_real, steps[0], f0,
+            values, kinked, sides, redo = compressed.fill(evaluate, i, x, x_real, steps[0], f0,
                                                    pattern[i], grouping, _RETRY_ESTIMATE,
                                                    step_precision)
             if redo.size:
-                redone, kinks_redone = by_columns(redo)
+                redone, kinks_redone, sides_redone = by_columns(redo)
                 values[:, redo], kinked[:, redo] = redone, kinks_redone
+                sides = _with_columns(sides, redo, sides_redone, values.shape)
             grouped[i] = np.setdiff1d(np.arange(x_real.size), redo)
         column_finders[i] = by_columns
         for k, rows in _output_rows(outputs):
             blocks[(k, i)], kinks[(k, i)] = values[rows], kinked[rows]
+            if sides is not None:
+                bounds[(k, i)] = sides[:, rows]
+
+    def put_bounds(k, i, columns, new):
+        made = _with_columns(bounds.get((k, i)), columns, new, blocks[(k, i)].shape)
+        if made is not None:
+            bounds[(k, i)] = made
 
     def redo_columns(i, columns):
-        redone, kinks_redone = column_finders[i](columns)
+        redone, kinks_redone, sides_redone = column_finders[i](columns)
         for k, rows in _output_rows(outputs):
             blocks[(k, i)][:, columns] = redone[rows]
             kinks[(k, i)][:, columns] = kinks_redone[rows]
+            put_bounds(k, i, columns, None if sides_redone is None else sides_redone[:, rows])
         grouped[i] = np.setdiff1d(grouped[i], columns)
 
-    reference = Reference(blocks, kinks, grouped, redo_columns)
+    reference = Reference(blocks, kinks, grouped, redo_columns, bounds=bounds)
 
     def sharpen_columns(i, columns):
         steps, step_precision = stepping[i]
-        values, spread, kinked = sharpened(evaluate, i, inputs[i], layout.real_view(inputs[i]),
-                                           steps, columns, f0, step_precision)
+        values, spread, kinked, sides = sharpened(evaluate, i, inputs[i],
+                                                  layout.real_view(inputs[i]), steps, columns,
+                                                  f0, step_precision)
         for k, rows in _output_rows(outputs):
             blocks[(k, i)][:, columns] = values[:, rows].T
             kinks[(k, i)][:, columns] = kinked[:, rows].T
+            if kinked[:, rows].any():  # then sides is not None
+                put_bounds(k, i, columns, sides[:, :, rows].transpose(0, 2, 1))
             uncertain = reference.uncertainty.setdefault((k, i), np.zeros_like(blocks[(k, i)]))
             uncertain[:, columns] = spread[:, rows].T
         grouped[i] = np.setdiff1d(grouped.get(i, []), columns)
 
     reference.sharpen = sharpen_columns
     return reference
+
+
+def _with_columns(sides, columns, new, shape):
+    """`sides` (2, *shape) with `new` written at `columns`, made on first need:
+    None stands for a block with no kink yet, whose bounds nothing reads."""
+    if new is None:
+        return sides
+    if sides is None:
+        sides = np.empty((2,) + shape)
+    sides[:, :, columns] = new
+    return sides
 
 
 def _output_rows(outputs):
@@ -165,32 +191,40 @@ def sharpened(evaluate, i, x, x_real, steps, columns, f0, precision):
     chunk = len(columns)
     best = None
     for h in steps:
-        coarse, _, _ = _at_scale(evaluate, i, x, x_real, h, columns, f0, chunk, precision)
-        fine, _, kink = _at_scale(evaluate, i, x, x_real, h / 2, columns, f0, chunk, precision)
+        coarse, _, _, _ = _at_scale(evaluate, i, x, x_real, h, columns, f0, chunk, precision)
+        fine, _, kink, sides = _at_scale(evaluate, i, x, x_real, h / 2, columns, f0, chunk,
+                                         precision)
         with np.errstate(invalid="ignore"):
             spread = 2.0 * np.abs(fine - coarse)
             spread = np.maximum(spread, rounding_floor(fine, f0, h[columns] / 2, precision))
         spread = np.where(np.isfinite(spread), spread, np.inf)
         if best is None:
-            best = [fine, spread, kink]
+            best = [fine, spread, kink, sides]
             continue
         better = spread.max(axis=1) < best[1].max(axis=1)
         for n, candidate in enumerate((fine, spread, kink)):
             best[n][better] = candidate[better]
+        best[3] = _chosen_sides(best[3], better, True, None if sides is None else sides[:, better],
+                                fine.shape)
     return tuple(best)
 
 
 def _by_columns(evaluate, i, x, x_real, steps, columns, f0, chunk, precision):
-    """(outputs, len(columns)) values and kinks, laid out like the Jacobian
-    blocks (comparisons of mixed layouts are far slower), a chunk at a time."""
+    """(outputs, len(columns)) values and kinks, and the kinks' bounds or None,
+    laid out like the Jacobian blocks (comparisons of mixed layouts are far
+    slower), a chunk at a time."""
     values = np.empty((f0.size, len(columns)))
     kinks = np.empty((f0.size, len(columns)), dtype=bool)
+    bounds = None  # (2, outputs, columns) once some entry is on a kink: see kinks_at
     for start in range(0, len(columns), chunk):
-        value, _, kink = _columns(evaluate, i, x, x_real, steps, columns[start:start + chunk], f0,
-                                  chunk, precision)
-        values[:, start:start + len(value)] = value.T
-        kinks[:, start:start + len(value)] = kink.T
-    return values, kinks
+        value, _, kink, sides = _columns(evaluate, i, x, x_real, steps, columns[start:start + chunk],
+                                         f0, chunk, precision)
+        here = slice(start, start + len(value))
+        values[:, here] = value.T
+        kinks[:, here] = kink.T
+        if kink.any():
+            bounds = _with_columns(bounds, here, sides.transpose(0, 2, 1), values.shape)
+    return values, kinks, bounds
 
 
 # An estimate above this (relative to max(|value|, 1)) sends the column to the
@@ -204,19 +238,31 @@ def _columns(evaluate, i, x, x_real, steps, columns, f0, chunk, precision):
 
     Every column is tried at the first step scale; only columns whose estimate
     is poor (near a pole or a domain edge) are tried again at the second."""
-    value, error, kink = _at_scale(evaluate, i, x, x_real, steps[0], columns, f0, chunk, precision)
+    value, error, kink, sides = _at_scale(evaluate, i, x, x_real, steps[0], columns, f0, chunk,
+                                          precision)
     if steps.shape[0] == 1:
-        return value, error, kink
+        return value, error, kink, sides
     poor = ~np.all(error <= _RETRY_ESTIMATE * np.maximum(np.abs(value), 1.0), axis=1)
     retry = poor & (steps[1][columns] != steps[0][columns])
     if retry.any():
-        v2, e2, k2 = _at_scale(evaluate, i, x, x_real, steps[1], columns[retry], f0, chunk,
-                               precision)
+        v2, e2, k2, s2 = _at_scale(evaluate, i, x, x_real, steps[1], columns[retry], f0, chunk,
+                                   precision)
         better = e2 < error[retry]
         value[retry] = np.where(better, v2, value[retry])
         error[retry] = np.where(better, e2, error[retry])
         kink[retry] = np.where(better, k2, kink[retry])
-    return value, error, kink
+        sides = _chosen_sides(sides, retry, better, s2, value.shape)
+    return value, error, kink, sides
+
+
+def _chosen_sides(sides, rows, better, new, shape):
+    """`sides` with `new` where `better` at `rows`; either may be None (no kink)."""
+    if new is None:
+        return sides
+    if sides is None:
+        sides = np.empty((2,) + shape)
+    sides[:, rows] = np.where(better, new, sides[:, rows])
+    return sides
 
 
 def _at_scale(evaluate, i, x, x_real, h, columns, f0, chunk, precision):
@@ -239,6 +285,7 @@ def _at_scale(evaluate, i, x, x_real, h, columns, f0, chunk, precision):
     y = y.reshape(len(_OFFSETS), n_cols, -1)
     value, estimate = np.empty((wanted, f0.size)), np.empty((wanted, f0.size))
     kink = np.empty((wanted, f0.size), dtype=bool)
+    sides = None  # (2, cols, out) once an entry is on a kink; read only there
     # A few columns at a time, so that the temporaries stay in the cache:
     # twice as fast as the whole chunk at once for large outputs.
     block = max(1, _BLOCK_ENTRIES // max(f0.size, 1))
@@ -246,7 +293,11 @@ def _at_scale(evaluate, i, x, x_real, h, columns, f0, chunk, precision):
         piece = slice(start, min(start + block, wanted))
         value[piece], estimate[piece], kink[piece] = _richardson(y[:, piece], taken[:, piece],
                                                                    f0, precision)
-    return value, estimate, kink
+        if kink[piece].any():
+            sides = np.empty((2, wanted, f0.size)) if sides is None else sides
+            sides[:, piece][:, kink[piece]] = one_sided_bounds(y[:, piece], taken[:, piece], f0,
+                                                               kink[piece])
+    return value, estimate, kink, sides
 
 
 _BLOCK_ENTRIES = 1 << 15
@@ -305,6 +356,26 @@ def kinks_at(y, taken, f0, dtype):
         jump_half *= 1.5
         kink &= np.abs(forward, out=forward) < jump_half
         return kink
+
+
+def one_sided_bounds(y, taken, f0, kink):
+    """(2, entries): at the entries where `kink` (cols, out) is True, the least
+    and the greatest of the one-sided differences F(h/2), B(h/2) and their
+    extrapolations to step 0, 2 F(h/2) - F(h) and 2 B(h/2) - B(h). A gradient
+    at a kink must lie between them: TensorFlow's is one side or in between
+    (relu and abs at 0 give 0). A step off the domain (NaN) does not widen them."""
+    cols, outs = np.nonzero(kink)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        def one_sided(plus, minus):
+            forward = (y[plus][cols, outs] - f0[outs]) / taken[plus][cols]
+            backward = (f0[outs] - y[minus][cols, outs]) / -taken[minus][cols]
+            return forward, backward
+
+        forward, backward = one_sided(2, 3)
+        forward_full, backward_full = one_sided(0, 1)
+        candidates = np.stack([forward, backward, 2.0 * forward - forward_full,
+                               2.0 * backward - backward_full])
+    return np.stack([np.fmin.reduce(candidates, axis=0), np.fmax.reduce(candidates, axis=0)])
 
 
 def coarsest(*dtypes):

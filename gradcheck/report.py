@@ -30,7 +30,7 @@ class PairResult:
     worst_input: str  # 'x[0, 3]'
     worst_actual: float
     worst_expected: float
-    n_kinks: int = 0  # entries on a kink or step, left out of the verdict
+    n_kinks: int = 0  # entries on a kink or step, judged against the one-sided differences
     reference_uncertainty: float = 0.0  # finite differences' own error bound, worst entry
     gradient_is_none: bool = False  # TensorFlow returned None; compared as zeros
     decisive: bool = True  # False: shown for information (finite differences, when a

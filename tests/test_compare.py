@@ -1,5 +1,6 @@
 """The element-by-element rules every verdict rests on: what fails, what is
-left out, and which entry is reported as the worst."""
+left out, what a kink entry must lie between, and which entry is reported as
+the worst."""
 import numpy as np
 
 from gradcheck.compare import compare_block
@@ -51,6 +52,21 @@ def test_entries_on_a_kink_are_left_out_and_counted():
     assert (result.n_failed, result.n_kinks) == (0, 2)
     kinks[100, 100] = False
     assert compare_block(actual, expected, ATOL, RTOL, kinks=kinks).n_failed == 1
+
+
+def test_entries_on_a_kink_with_bounds_pass_only_between_the_one_sided_differences():
+    expected = reference()
+    kinks = np.zeros(SHAPE, dtype=bool)
+    kinks[100, 100] = kinks[0, 0] = kinks[650, 5] = True
+    bounds = np.stack([expected - 0.5, expected + 0.5])  # one-sided slopes 1 apart
+    actual = expected.copy()
+    actual[0, 0] += 0.4  # inside
+    actual[100, 100] += 0.6  # 0.1 outside
+    result = compare_block(actual, expected, ATOL, RTOL, kinks=kinks, bounds=bounds)
+    assert (result.n_failed, result.n_kinks, result.worst) == (1, 3, (100, 100))
+    assert np.isclose(result.max_abs_error, 0.1)
+    actual[100, 100] = np.nan
+    assert compare_block(actual, expected, ATOL, RTOL, kinks=kinks, bounds=bounds).n_failed == 1
 
 
 def test_two_gradients_compared_exactly_must_match_even_where_they_are_not_finite():
