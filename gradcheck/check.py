@@ -797,6 +797,7 @@ class _OrderContext:
                     input_shape=x.shape, atol=atol, rtol=rtol, n_total=result.n_total,
                     n_failed=result.n_failed, n_unreliable=result.n_unreliable,
                     n_kinks=result.n_kinks, reference_uncertainty=result.worst_slack,
+                    worst_bounds=result.worst_bounds,
                     max_abs_error=result.max_abs_error, max_rel_error=result.max_rel_error,
                     worst_output=worst_output, worst_input=worst_input,
                     worst_actual=result.worst_actual, worst_expected=result.worst_expected,

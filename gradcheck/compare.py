@@ -47,6 +47,7 @@ class BlockComparison:
     worst_actual: float
     worst_expected: float
     worst_slack: float = 0.0  # the reference's uncertainty at the worst entry
+    worst_bounds: tuple = None  # (least, greatest) one-sided difference, if it is on a kink
 
     @property
     def ok(self):
@@ -90,7 +91,7 @@ def compare_block(actual, expected, atol, rtol, kinks=None, support=None, exact_
         totals.add(start, actual[piece], expected[piece], atol, rtol,
                    None if kinks is None else kinks[piece], None if slack is None else slack[piece],
                    None if bounds is None or kinks is None else bounds[:, piece])
-    return totals.result(actual, expected, totals.worst, slack)
+    return totals.result(actual, expected, totals.worst, slack, kinks, bounds)
 
 
 def _compare_on_support(actual, expected, atol, rtol, kinks, support, exact_nonfinite, slack,
@@ -103,7 +104,8 @@ def _compare_on_support(actual, expected, atol, rtol, kinks, support, exact_nonf
                    None if slack is None else slack[rows, columns][None],
                    None if bounds is None or kinks is None else bounds[:, rows, columns][:, None])
         entry = totals.worst[1]
-        return totals.result(actual, expected, (int(rows[entry]), int(columns[entry])), slack)
+        return totals.result(actual, expected, (int(rows[entry]), int(columns[entry])), slack,
+                             kinks, bounds)
     return totals.result(actual, expected, (0, 0), slack)
 
 
@@ -190,10 +192,12 @@ class _Totals:
                                   out=magnitude)
             self.max_rel = max(self.max_rel, float(rel_error.max()))
 
-    def result(self, actual, expected, worst, slack=None):
+    def result(self, actual, expected, worst, slack=None, kinks=None, bounds=None):
         row, col = worst
+        on_kink = kinks is not None and bounds is not None and bool(kinks[row, col])
         return BlockComparison(
             worst_slack=0.0 if slack is None else float(slack[row, col]),
+            worst_bounds=(float(bounds[0, row, col]), float(bounds[1, row, col])) if on_kink else None,
             n_total=int(actual.size), n_failed=self.failed, n_unreliable=self.unreliable,
             n_kinks=self.kinks, max_abs_error=self.max_abs, max_rel_error=self.max_rel,
             worst=(row, col), worst_actual=float(actual[row, col]),

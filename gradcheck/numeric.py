@@ -363,7 +363,10 @@ def one_sided_bounds(y, taken, f0, kink):
     and the greatest of the one-sided differences F(h/2), B(h/2) and their
     extrapolations to step 0, 2 F(h/2) - F(h) and 2 B(h/2) - B(h). A gradient
     at a kink must lie between them: TensorFlow's is one side or in between
-    (relu and abs at 0 give 0). A step off the domain (NaN) does not widen them."""
+    (relu and abs at 0 give 0). A step off the domain (NaN) does not widen them.
+    Where a one-sided difference grows as the step shrinks, the value itself
+    jumps (sign, floor): the derivative there is taken as 0, which TensorFlow
+    gives, so 0 is included."""
     cols, outs = np.nonzero(kink)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         def one_sided(plus, minus):
@@ -373,8 +376,10 @@ def one_sided_bounds(y, taken, f0, kink):
 
         forward, backward = one_sided(2, 3)
         forward_full, backward_full = one_sided(0, 1)
+        jumps = ((np.abs(forward) > 1.5 * np.abs(forward_full))
+                 | (np.abs(backward) > 1.5 * np.abs(backward_full)))
         candidates = np.stack([forward, backward, 2.0 * forward - forward_full,
-                               2.0 * backward - backward_full])
+                               2.0 * backward - backward_full, np.where(jumps, 0.0, np.nan)])
     return np.stack([np.fmin.reduce(candidates, axis=0), np.fmax.reduce(candidates, axis=0)])
 
 

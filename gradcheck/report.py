@@ -32,6 +32,7 @@ class PairResult:
     worst_expected: float
     n_kinks: int = 0  # entries on a kink or step, judged against the one-sided differences
     reference_uncertainty: float = 0.0  # finite differences' own error bound, worst entry
+    worst_bounds: tuple = None  # (least, greatest) one-sided difference, if on a kink
     gradient_is_none: bool = False  # TensorFlow returned None; compared as zeros
     decisive: bool = True  # False: shown for information (finite differences, when a
     # reference is declared), not part of the verdict
@@ -47,14 +48,28 @@ class PairResult:
     @property
     def allowed(self):
         """The error the worst element is allowed."""
-        return self.atol + self.rtol * abs(self.worst_expected) + self.reference_uncertainty
+        return self.atol + self.rtol * self._magnitude + self.reference_uncertainty
+
+    @property
+    def _magnitude(self):
+        if self.worst_bounds:
+            return max(abs(self.worst_bounds[0]), abs(self.worst_bounds[1]))
+        return abs(self.worst_expected)
+
+    @property
+    def _worst_error(self):
+        """The worst entry's error: on a kink, how far it lies outside the bounds."""
+        if self.worst_bounds:
+            low, high = self.worst_bounds
+            return max(low - self.worst_actual, self.worst_actual - high, 0.0)
+        return abs(self.worst_actual - self.worst_expected)
 
     @property
     def error_ratio(self):
         """The worst element's error as a multiple of what it is allowed (> 1 fails)."""
         if self.n_total == 0:
             return 0.0
-        return abs(self.worst_actual - self.worst_expected) / self.allowed
+        return self._worst_error / self.allowed
 
     @property
     def verdict(self):
@@ -96,6 +111,8 @@ class PairResult:
             return self._projection_headline(where)
         uncertainty = (f" + the finite differences' uncertainty {self.reference_uncertainty:.2g}"
                        if self.reference_uncertainty else "")
+        if self.worst_bounds:
+            return self._kink_headline(where, reference, uncertainty)
         return (
             f"The gradient of {self.output} with respect to {self.input} is wrong in "
             f"{where}: {self.n_failed} of {self.n_total} Jacobian entries differ from "
@@ -105,6 +122,18 @@ class PairResult:
             f"= atol {self.atol:g} + rtol {self.rtol:g} * |reference|{uncertainty})."
         )
 
+
+    def _kink_headline(self, where, reference, uncertainty):
+        low, high = self.worst_bounds
+        return (
+            f"The gradient of {self.output} with respect to {self.input} is wrong in "
+            f"{where}: {self.n_failed} of {self.n_total} Jacobian entries differ from "
+            f"{reference}. Worst: d {self.worst_output} / d {self.worst_input} is "
+            f"{self.worst_actual:.6g}, at a kink or step where the one-sided differences "
+            f"run from {low:.6g} to {high:.6g}, and a gradient must lie between them "
+            f"(outside by {self._worst_error:.3g}, allowed {self.allowed:.3g} = atol "
+            f"{self.atol:g} + rtol {self.rtol:g} * {self._magnitude:.3g}{uncertainty})."
+        )
 
     def _projection_headline(self, where):
         located = (f" Bisection found d {self.worst_output} / d {self.worst_input} = "

@@ -114,6 +114,7 @@ def test_at_a_kink_a_gradient_must_lie_between_the_one_sided_slopes(at_zero, rig
     assert report.pairs[0].n_kinks == 1
     if not right:
         assert {p.worst_input for p in report.failed_pairs} == {"x[0]"}
+        assert "the one-sided differences run from 0 to 1" in report.failed_pairs[0].headline()
 
 
 @pytest.mark.parametrize("entry", [(121, 131), (193, 243), (63, 79)])
@@ -140,6 +141,16 @@ def test_a_float32_only_gradient_wrong_in_one_entry_is_found_where_rounding_look
     report = check_gradients(matvec, [x], modes=["eager"], raise_on_failure=False)
     assert [(p.n_failed, p.worst_output, p.worst_input) for p in report.failed_pairs] == [
         (1, f"output[{row}]", f"x[{column}]")]
+
+
+@pytest.mark.parametrize("fn", [lambda x: tf.sign(x) * tf.exp(x), lambda x: tf.nn.relu(x) + tf.sign(x)],
+                         ids=["sign-times-exp", "relu-plus-sign"])
+def test_right_gradients_pass_where_the_value_jumps_and_sits_between_its_limits(fn):
+    # At 0 the value jumps and f(0) lies between its limits from either side,
+    # so both one-sided differences are large and grow as the step shrinks;
+    # TensorFlow's derivative there is 0, as the derivative of a step.
+    report = check_gradients(fn, [np.array([0.0, 0.0, 1.0, -1.0])], modes=["function"])
+    assert report.ok and report.pairs[0].n_kinks == 2
 
 
 def test_a_small_error_at_a_point_where_finite_differences_are_poor_is_still_found():
