@@ -60,7 +60,7 @@ class Reference:
     uncertainty: dict = dataclasses.field(default_factory=dict)
     sharpen: object = None  # sharpen(i, columns): see sharpened()
     # {(k, i): (2, out, n) array}: on kink entries, the least and greatest of
-    # the one-sided differences and their extrapolations (see kinks_at)
+    # the one-sided differences and their extrapolations (see one_sided_bounds)
     bounds: dict = dataclasses.field(default_factory=dict)
 
     def refine(self, i, columns):
@@ -215,7 +215,7 @@ def _by_columns(evaluate, i, x, x_real, steps, columns, f0, chunk, precision):
     slower), a chunk at a time."""
     values = np.empty((f0.size, len(columns)))
     kinks = np.empty((f0.size, len(columns)), dtype=bool)
-    bounds = None  # (2, outputs, columns) once some entry is on a kink: see kinks_at
+    bounds = None  # (2, outputs, columns) once some entry is on a kink: see one_sided_bounds
     for start in range(0, len(columns), chunk):
         value, _, kink, sides = _columns(evaluate, i, x, x_real, steps, columns[start:start + chunk],
                                          f0, chunk, precision)

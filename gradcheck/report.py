@@ -111,28 +111,22 @@ class PairResult:
             return self._projection_headline(where)
         uncertainty = (f" + the finite differences' uncertainty {self.reference_uncertainty:.2g}"
                        if self.reference_uncertainty else "")
+        lead = (f"The gradient of {self.output} with respect to {self.input} is wrong in "
+                f"{where}: {self.n_failed} of {self.n_total} Jacobian entries differ from "
+                f"{reference}. Worst: d {self.worst_output} / d {self.worst_input} is "
+                f"{self.worst_actual:.6g}, ")
         if self.worst_bounds:
-            return self._kink_headline(where, reference, uncertainty)
-        return (
-            f"The gradient of {self.output} with respect to {self.input} is wrong in "
-            f"{where}: {self.n_failed} of {self.n_total} Jacobian entries differ from "
-            f"{reference}. Worst: d {self.worst_output} / d {self.worst_input} is "
-            f"{self.worst_actual:.6g}, {reference} give {self.worst_expected:.6g} "
+            low, high = self.worst_bounds
+            return lead + (
+                f"at a kink or step where the one-sided differences run from {low:.6g} to "
+                f"{high:.6g}, and a gradient must lie between them (outside by "
+                f"{self._worst_error:.3g}, allowed {self.allowed:.3g} = atol {self.atol:g} + "
+                f"rtol {self.rtol:g} * {self._magnitude:.3g}{uncertainty})."
+            )
+        return lead + (
+            f"{reference} give {self.worst_expected:.6g} "
             f"(error {abs(self.worst_actual - self.worst_expected):.3g}, allowed {self.allowed:.3g} "
             f"= atol {self.atol:g} + rtol {self.rtol:g} * |reference|{uncertainty})."
-        )
-
-
-    def _kink_headline(self, where, reference, uncertainty):
-        low, high = self.worst_bounds
-        return (
-            f"The gradient of {self.output} with respect to {self.input} is wrong in "
-            f"{where}: {self.n_failed} of {self.n_total} Jacobian entries differ from "
-            f"{reference}. Worst: d {self.worst_output} / d {self.worst_input} is "
-            f"{self.worst_actual:.6g}, at a kink or step where the one-sided differences "
-            f"run from {low:.6g} to {high:.6g}, and a gradient must lie between them "
-            f"(outside by {self._worst_error:.3g}, allowed {self.allowed:.3g} = atol "
-            f"{self.atol:g} + rtol {self.rtol:g} * {self._magnitude:.3g}{uncertainty})."
         )
 
     def _projection_headline(self, where):
