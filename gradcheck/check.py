@@ -785,7 +785,7 @@ class _OrderContext:
                 result = compare.compare_block(actual[(k, i)], expected[(k, i)], atol, rtol,
                                                None if kinks is None else kinks[(k, i)],
                                                support.get((k, i)), exact_nonfinite, slack,
-                                               None if kinks is None else self.bounds.get((k, i)))
+                                               self.bounds.get((k, i)))
                 worst_output = worst_input = "(no entries)"
                 if result.worst:
                     row, col = result.worst

@@ -72,7 +72,7 @@ def compare_block(actual, expected, atol, rtol, kinks=None, support=None, exact_
     `slack`, if given, is added to each entry's allowed error: the reference's
     own uncertainty there (see numeric.sharpened).
     `bounds`, if given with `kinks`, is the (2, rows, columns) least and
-    greatest one-sided difference (see numeric.kinks_at): a kink entry is then
+    greatest one-sided difference (see numeric.one_sided_bounds): a kink entry is then
     judged, not left out: it passes when the gradient lies between them, within
     atol + rtol * max(|least|, |greatest|)."""
     if actual.size == 0:
@@ -133,24 +133,22 @@ class _Totals:
             # A finite difference means both arrays are finite there (a NaN or
             # an infinity in either makes it NaN or infinite): the common case
             # needs none of the masking below.
+            judged = kinks if bounds is not None else None  # else kinks are left out
             if np.isfinite(abs_error.sum()):
                 magnitude = np.abs(expected)
                 on_kinks = 0 if kinks is None else int(np.count_nonzero(kinks))
-                if on_kinks:
+                if on_kinks and judged is None:
                     self.kinks += on_kinks
-                    if bounds is None:
-                        np.copyto(abs_error, 0.0, where=kinks)
-                        np.copyto(magnitude, 0.0, where=kinks)
-                    else:
-                        _judge_kinks(actual, kinks, bounds, abs_error, magnitude)
-            elif bounds is None:
-                magnitude = self._left_out(actual, expected, abs_error, kinks)
+                    np.copyto(abs_error, 0.0, where=kinks)
+                    np.copyto(magnitude, 0.0, where=kinks)
             else:
-                magnitude = self._left_out(actual, expected, abs_error, None)
-                judged = kinks & np.isfinite(expected)
-                if judged.any():
-                    self.kinks += int(np.count_nonzero(judged))
-                    _judge_kinks(actual, judged, bounds, abs_error, magnitude)
+                magnitude = self._left_out(actual, expected, abs_error,
+                                           kinks if judged is None else None)
+                if judged is not None:
+                    judged = judged & np.isfinite(expected)
+            if judged is not None and judged.any():
+                self.kinks += int(np.count_nonzero(judged))
+                _judge_kinks(actual, judged, bounds, abs_error, magnitude)
             self._tally(first_row, abs_error, magnitude, atol, rtol, slack)
 
     def _left_out(self, actual, expected, abs_error, kinks):
