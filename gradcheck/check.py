@@ -15,6 +15,7 @@ from gradcheck import (
     fast,
     forward,
     layout,
+    localise,
     memory,
     numeric,
     sources,
@@ -46,7 +47,8 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
         "graph" for a function.Defun). A mode the function cannot run in is
         reported as skipped, with the reason.
     devices: TensorFlow device names (default: the CPU).
-    method: "auto" or "full" (the full Jacobian).
+    method: "full" (the whole Jacobian), "fast" (random projections u^T J v,
+        localised by bisection) or "auto" (full up to 2^20 Jacobian entries).
     order: 1, or 2 to also check the gradient of the gradient.
     atol, rtol: override the per-dtype tolerances (a number, or a dict from
         dtype name to number).
@@ -401,6 +403,18 @@ def projections_check(context, target_for, evaluate, wide, base):
                                 measure=lambda run, where: _project(context, run, plans, where)):
                 checked[(short_name(device), mode)] = True
     context.note_nondeterministic_gradients(checked, target_for)
+    _note_left_out(plans, context.check_inputs, context.report)
+
+
+def _note_left_out(plans, check_inputs, report):
+    for i, plan in plans.items():
+        if plan.left_out:
+            report.notes.append(
+                f"Fast mode judged {len(plan.left_out)} real components of {check_inputs[i].name} "
+                f"on their own, as full mode would ({plan.kinks} on a kink or step, where a "
+                "gradient passes if it lies between the one-sided differences), and left them "
+                "out of the projections: a difference along a random direction is not the "
+                "gradient's where the function bends sharply.")
 
 
 def _project(context, run, plans, where):
@@ -415,26 +429,12 @@ def _project(context, run, plans, where):
         x = context.check_inputs[i]
         atol, rtol = _pair_tolerance(context.settings, x.dtype,
                                      *(spec.dtype for spec in context.diff_specs))
-        findings = []
-        for k, p in enumerate(plan.projections):
-            g = layout.real_view_batch(grads[position])[k].astype(np.float64, copy=False)
-            tolerance = fast.gradient_tolerance(g, p.v, p.u, atol, rtol)
-            cheap = plan.cheap(k, tolerance)
-            finding = _finding(g, p, cheap, tolerance) if cheap is not None else None
-            if finding is None or not finding.ok:
-                finding = _finding(g, p, plan.richardson(k, tolerance), tolerance)
-            if not finding.ok:
-                fast.localise(finding, plan.directional, g, p,
-                              _vjp_column(context, run, position), atol, rtol)
-            findings.append(finding)
-        context.report.pairs.append(_fast_pair(context, x, findings, where, atol, rtol))
+        gradients = layout.real_view_batch(grads[position]).astype(np.float64, copy=False)
+        findings = [localise.projection_finding(plan, k, gradients[k],
+                                                _vjp_column(context, run, position), atol, rtol)
+                    for k in range(len(plan.projections))]
+        context.report.pairs.append(_fast_pair(context, x, findings, plan, where, atol, rtol))
     return True
-
-
-def _finding(gradient, projection, numeric, tolerance):
-    value, error = numeric
-    return fast.Finding(float(gradient @ projection.v), float(value),
-                        fast.allowed_error(tolerance, float(error)))
 
 
 def _as_cotangents(diff_specs, us):
@@ -457,19 +457,19 @@ def _vjp_column(context, run, position):
     return column_of
 
 
-def _fast_pair(context, x, findings, where, atol, rtol):
+def _fast_pair(context, x, findings, plan, where, atol, rtol):
     device_name, mode = where
     failed = [f for f in findings if not f.ok]
-    worst = failed[0] if failed else max(findings, key=lambda f: abs(f.analytic - f.numeric))
+    worst = failed[0] if failed else max(findings, key=lambda f: f.error)
     output, worst_output, worst_input = "all outputs", "(projection)", "(projection)"
-    actual, expected = worst.analytic, worst.numeric
+    actual, expected, bounds = worst.analytic, worst.numeric, worst.bounds
     if worst.row is not None:
         spec, component = _output_of(context.diff_specs, worst.row)
         output = spec.name
         worst_output = layout.component_label(spec.name, spec.shape, spec.is_complex, component)
         worst_input = layout.component_label(x.name, x.shape, x.is_complex, worst.column)
-        actual, expected = worst.entry_analytic, worst.entry_numeric
-    errors = [abs(f.analytic - f.numeric) for f in findings]
+        actual, expected, bounds = worst.entry_analytic, worst.entry_numeric, worst.entry_bounds
+    errors = [f.error for f in findings]
     return PairResult(
         device=device_name, mode=mode, order=context.order, output=output, input=x.name,
         against=FINITE_DIFFERENCES, dtype=x.dtype, output_shape=(), input_shape=x.shape,
@@ -477,7 +477,8 @@ def _fast_pair(context, x, findings, where, atol, rtol):
         max_abs_error=max(errors), max_rel_error=max(e / max(abs(f.numeric), atol)
                                                      for e, f in zip(errors, findings)),
         worst_output=worst_output, worst_input=worst_input, worst_actual=actual,
-        worst_expected=expected, projections=True)
+        worst_expected=expected, n_kinks=plan.kinks, worst_bounds=bounds, projections=True,
+        left_out=len(plan.left_out), unresolved=worst.unresolved)
 
 
 def _pair_tolerance(settings, input_dtype, *output_dtypes):

@@ -8,14 +8,14 @@ tolerance, then Richardson extrapolation for a projection that disagrees with
 it, before that projection is called wrong. When a projection disagrees, the
 input elements are bisected (finite differences along v restricted to each
 half) and then the outputs (VJPs with u restricted to each half), naming one
-guilty Jacobian entry in O(log n + log m) further evaluations.
+guilty Jacobian entry in O(log n + log m) further evaluations (localise.py).
 """
 import dataclasses
 
 import numpy as np
 
 from gradcheck import layout
-from gradcheck.numeric import base_step, extrapolated, finfo
+from gradcheck.numeric import base_step, extrapolated, finfo, one_column, step_scales
 
 PROJECTIONS = 2
 # Where the whole Jacobian is small, more projections cost little and make a
@@ -46,14 +46,64 @@ class Finding:
     analytic: float
     numeric: float
     allowed: float
+    bounds: tuple = None  # (least, greatest) the numeric side may be: a column on a kink
     row: int = None  # a guilty Jacobian entry (row over all outputs, column of the input)
     column: int = None
     entry_analytic: float = float("nan")
     entry_numeric: float = float("nan")
+    entry_bounds: tuple = None  # the entry's one-sided differences, if on a kink
+    unresolved: bool = False  # left failing: bisection led only to right components
+
+    @property
+    def error(self):
+        """How far the gradient is from finite differences (outside the bounds, on a kink)."""
+        if self.bounds is None:
+            return abs(self.analytic - self.numeric)
+        low, high = self.bounds
+        outside = max(low - self.analytic, self.analytic - high, 0.0)
+        return float("inf") if np.isnan(outside) else outside
 
     @property
     def ok(self):
-        return abs(self.analytic - self.numeric) <= self.allowed
+        return self.error <= self.allowed
+
+
+@dataclasses.dataclass
+class NumericColumn:
+    """Finite differences of every output with respect to one input component,
+    kept at the rows where they are not zero. On a kink or step, a row holds
+    the range of its one-sided differences (numeric.one_sided_bounds), elsewhere
+    low == high, Richardson's value."""
+
+    rows: np.ndarray
+    value: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    spread: np.ndarray  # Richardson's error estimate per row
+    on_kink: bool
+
+    def interval(self, weights):
+        """(least, greatest) weights . column, each kinked row anywhere in its range."""
+        w = weights[self.rows]
+        with np.errstate(invalid="ignore"):
+            a, b = w * self.low, w * self.high
+            return float(np.fmin(a, b).sum()), float(np.fmax(a, b).sum())
+
+    def error(self, weights):
+        return float(np.abs(weights[self.rows]) @ self.spread)
+
+    def dependence(self, rows):
+        """How much the outputs `rows` depend on this component, by finite differences."""
+        return float(np.abs(self.value[np.isin(self.rows, rows)]).sum())
+
+    def entry(self, row):
+        """(Richardson's value, (low, high) if the entry is on a kink, else None)."""
+        at = np.flatnonzero(self.rows == row)
+        if not at.size:
+            return 0.0, None
+        k = at[0]
+        kinked = self.low[k] != self.high[k]
+        return float(self.value[k]), (float(self.low[k]), float(self.high[k])) if kinked else None
 
 
 def draw_cotangents(out_size, rng, count):
@@ -86,9 +136,11 @@ class Directional:
         self.evaluate, self.i, self.x = evaluate, i, x
         self.x_real = layout.real_view(x)
         self.f0 = f0_real
+        self.precision = precision
         self.eps = float(finfo(precision).eps)
         self.scale = max(float(np.abs(self.x_real).max(initial=0.0)), 1.0)
         self.h = base_step(precision) * self.scale
+        self._steps = None  # full mode's steps per component, for `column`
 
     # Steps along d: x + o h d. Rounding x + o h d to the input's precision moves
     # each element by at most eps |x|, which the error estimates account for.
@@ -104,14 +156,24 @@ class Directional:
         (2); None if neither is (then only `derivative` will do). Their
         truncation errors, near sqrt(eps) and eps^(2/3), are not estimated: a
         gradient that disagrees goes to `derivative` before it is called wrong."""
-        for power, steps in self.CHEAP:
-            h = self.eps ** power * self.scale
-            error = self._rounding(u, h)
-            if error <= resolution:
-                changes = self._changes(direction, u, h * np.array(steps))
-                value = changes[0] / h if len(steps) == 1 else (changes[0] - changes[1]) / (2 * h)
-                return float(_finite(value)), error
+        kind = self.cheap_kind(u, resolution)
+        return None if kind is None else self.cheap(direction, u, kind)
+
+    def cheap_kind(self, u, resolution):
+        """Which of CHEAP resolves `resolution` (the rounding error depends on u
+        alone, not on the direction), or None."""
+        for kind, (power, _) in enumerate(self.CHEAP):
+            if self._rounding(u, self.eps ** power * self.scale) <= resolution:
+                return kind
         return None
+
+    def cheap(self, direction, u, kind):
+        """(value, rounding error estimate) of u^T J d by the finite difference CHEAP[kind]."""
+        power, steps = self.CHEAP[kind]
+        h = self.eps ** power * self.scale
+        changes = self._changes(direction, u, h * np.array(steps))
+        value = changes[0] / h if len(steps) == 1 else (changes[0] - changes[1]) / (2 * h)
+        return float(_finite(value)), self._rounding(u, h)
 
     # Richardson's steps, as fractions of h, tried in turn while its error
     # estimate exceeds the tolerance and keeps shrinking. A direction moves
@@ -158,10 +220,16 @@ class Directional:
         return np.concatenate([layout.real_view(y).astype(np.float64, copy=False)
                                for y in self.evaluate.at(self.i, xi)])
 
-    def columns(self, direction):
-        """The whole Jacobian column J d (one direction), by finite differences."""
-        t = self.h * self.OFFSETS
-        return extrapolated([self._outputs_at(self.x_real + s * direction) for s in t], t)[0]
+    def column(self, c):
+        """The finite differences of every output with respect to real component
+        c alone, as full mode takes them (its steps, kinks and bounds)."""
+        if self._steps is None:
+            self._steps = step_scales(self.x_real, self.precision)
+        value, estimate, kink, (low, high) = one_column(self._outputs_at, self.x_real, c,
+                                                        self._steps, self.f0, self.precision)
+        rows = np.flatnonzero((value != 0) | kink)
+        return NumericColumn(rows, value[rows], low[rows], high[rows],
+                             np.where(kink, 0.0, estimate)[rows], bool(kink.any()))
 
 
 class Plan:
@@ -172,6 +240,22 @@ class Plan:
     def __init__(self, directional, projections):
         self.directional, self.projections = directional, projections
         self._cheap, self._richardson = {}, {}
+        # Components that localisation met whose gradients agree with their own
+        # finite differences (most on a kink, see localise.py): left out of every
+        # projection, and judged on their own in every mode.
+        self.left_out = {}  # column -> NumericColumn
+
+    def judge(self, k, gradient, atol, rtol):
+        """Projection k's finding for one mode's gradient (the VJP with its u):
+        by the cheap finite difference if it resolves the tolerance and agrees,
+        else by Richardson's."""
+        p = self.projections[k]
+        tolerance = gradient_tolerance(gradient, p.v, p.u, atol, rtol)
+        cheap = self.cheap(k, tolerance)
+        finding = _finding(gradient, p, cheap, tolerance) if cheap is not None else None
+        if finding is None or not finding.ok:
+            finding = _finding(gradient, p, self.richardson(k, tolerance), tolerance)
+        return finding
 
     def cheap(self, k, resolution):
         """(value, error) for projection k, or None when no cheap finite
@@ -187,6 +271,35 @@ class Plan:
             p = self.projections[k]
             self._richardson[k] = self.directional.derivative(p.v, p.u, resolution)
         return self._richardson[k]
+
+    @property
+    def kinks(self):
+        return sum(numeric.on_kink for numeric in self.left_out.values())
+
+    def leave_out(self, column, numeric):
+        """Take a component out of every projection."""
+        self.left_out[column] = numeric
+        for p in self.projections:
+            p.v[column] = 0.0
+        self._cheap.clear()
+        self._richardson.clear()
+
+
+def _finding(gradient, projection, numeric, tolerance):
+    value, error = numeric
+    return Finding(float(gradient @ projection.v), float(value),
+                   allowed_error(tolerance, float(error)))
+
+
+def column_finding(analytic, numeric, u, atol, rtol):
+    """The verdict on one component's gradient u . J[:, c] against its own
+    finite differences: on a kink, it must lie in the range the one-sided
+    differences allow."""
+    low, high = numeric.interval(u)
+    rows = max(int(np.count_nonzero(u[numeric.rows])), 1)
+    tolerance = rtol * max(abs(low), abs(high)) + atol * np.sqrt(rows)
+    return Finding(float(analytic), (low + high) / 2, allowed_error(tolerance, numeric.error(u)),
+                   bounds=(low, high))
 
 
 def gradient_tolerance(gradient_part, direction, u, atol, rtol):
@@ -204,53 +317,7 @@ def allowed_error(tolerance, fd_error):
     return _SAFETY * (tolerance + fd_error)
 
 
-def localise(finding, directional, gradient, projection, vjp_column, atol, rtol):
-    """Bisect a failing projection down to one Jacobian entry (row, column)."""
-    u, v = projection.u, projection.v
-    support = np.flatnonzero(v)
-    while len(support) > 1:
-        halves = np.array_split(support, 2)
-        directions = [np.where(np.isin(np.arange(v.size), h), v, 0.0) for h in halves]
-        # Each half from its own entries only: a NaN elsewhere in the gradient
-        # would make every half's value NaN (NaN * 0).
-        tolerances = [gradient_tolerance(gradient[h], v[h], u, atol, rtol) for h in halves]
-        numeric = [directional.derivative(d, u, t) for d, t in zip(directions, tolerances)]
-        excess = [abs(float(gradient[h] @ v[h]) - n) - allowed_error(t, e)
-                  for h, (n, e), t in zip(halves, numeric, tolerances)]
-        support = halves[_most_wrong(excess)]
-    column = int(support[0])
-    basis = np.zeros(v.size)
-    basis[column] = 1.0
-    numeric_column = directional.columns(basis)
-    rows = np.flatnonzero(u)
-    while len(rows) > 1:
-        halves = np.array_split(rows, 2)
-        masks = [np.where(np.isin(np.arange(u.size), h), u, 0.0) for h in halves]
-        analytic = vjp_column(masks, column)
-        excess = [abs(a - float(m @ numeric_column)) for a, m in zip(analytic, masks)]
-        # TensorFlow's VJP keeps a NaN of the gradient where the cotangent is 0
-        # (0 * NaN), so both halves can be NaN: then take the outputs that the
-        # finite differences say depend on this input element.
-        depends = [float(np.abs(numeric_column[h]).sum()) for h in halves]
-        rows = halves[_most_wrong(excess, depends)]
-    row = int(rows[0])
-    unit = np.zeros(u.size)
-    unit[row] = 1.0
-    finding.row, finding.column = row, column
-    finding.entry_analytic = float(vjp_column([unit, unit], column)[0])
-    finding.entry_numeric = float(numeric_column[row])
-    return finding
-
-
 def _finite(values):
     """NaN for every non-finite value: a finite difference that met an infinity."""
     values = np.asarray(values, dtype=np.float64)
     return np.where(np.isfinite(values), values, np.nan)
-
-
-def _most_wrong(excess, tie_break=(0.0, 0.0)):
-    """The index of the largest excess, a NaN one (a non-finite gradient or finite
-    difference) counting as infinite; ties go to the larger `tie_break`."""
-    keys = [(np.inf if np.isnan(e) else e, np.inf if np.isnan(t) else t)
-            for e, t in zip(excess, tie_break)]
-    return max(range(len(keys)), key=keys.__getitem__)

@@ -255,6 +255,37 @@ def _columns(evaluate, i, x, x_real, steps, columns, f0, chunk, precision):
     return value, error, kink, sides
 
 
+def one_column(outputs_at, x_real, c, steps, f0, precision):
+    """Full mode's finite differences for real component c alone, one perturbed
+    input at a time (`outputs_at(x_real)`: every output's real components), for
+    fast mode's localisation: (value, estimate, kink, (low, high)) per output,
+    low == high == value off the kinks."""
+    value, estimate, kink, bounds = _one_column_at(outputs_at, x_real, c, steps[0][c], f0, precision)
+    poor = ~np.all(estimate <= _RETRY_ESTIMATE * np.maximum(np.abs(value), 1.0))
+    if steps.shape[0] > 1 and poor and steps[1][c] != steps[0][c]:
+        second = _one_column_at(outputs_at, x_real, c, steps[1][c], f0, precision)
+        better = second[1] < estimate
+        value, estimate, kink = (np.where(better, new, old) for new, old in
+                                 zip(second[:3], (value, estimate, kink)))
+        bounds = np.where(better, second[3], bounds)
+    return value, estimate, kink, bounds
+
+
+def _one_column_at(outputs_at, x_real, c, h, f0, precision):
+    ys, taken = [], []
+    for offset in _OFFSETS:
+        x = x_real.copy()
+        x[c] += offset * h
+        taken.append(float(x[c]) - float(x_real[c]))  # after rounding to x's dtype
+        ys.append(outputs_at(x))
+    y, taken = np.stack(ys)[:, None, :], np.array(taken)[:, None]
+    value, estimate, kink = (a[0] for a in _richardson(y, taken, f0, precision))
+    bounds = np.stack([value, value])
+    if kink.any():
+        bounds[:, kink] = one_sided_bounds(y, taken, f0, kink[None])
+    return value, estimate, kink, bounds
+
+
 def _chosen_sides(sides, rows, better, new, shape):
     """`sides` with `new` where `better` at `rows`; either may be None (no kink)."""
     if new is None:

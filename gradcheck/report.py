@@ -37,6 +37,8 @@ class PairResult:
     decisive: bool = True  # False: shown for information (finite differences, when a
     # reference is declared), not part of the verdict
     projections: bool = False  # fast mode: n_total counts random projections u^T J v
+    left_out: int = 0  # fast mode: input components judged on their own (localise.py)
+    unresolved: bool = False  # fast mode: bisection led only to components that agree
     arrays: tuple = dataclasses.field(default=None, repr=False, compare=False)
     # (gradient, reference) Jacobian blocks, kept for failed pairs only (heatmaps)
 
@@ -130,9 +132,25 @@ class PairResult:
         )
 
     def _projection_headline(self, where):
-        located = (f" Bisection found d {self.worst_output} / d {self.worst_input} = "
-                   f"{self.worst_actual:.6g} where finite differences give {self.worst_expected:.6g}."
-                   if self.worst_output != "(projection)" else "")
+        if self.unresolved:
+            return (f"Fast mode could not judge the gradient with respect to {self.input} in "
+                    f"{where}: {self.n_failed} of {self.n_total} random projections u^T J v "
+                    "differ from finite differences, but bisection led only to elements whose "
+                    "gradients agree with their own finite differences "
+                    f"({self.left_out}, such as {self.worst_input}; {self.n_kinks} on a kink or "
+                    "step, where a directional difference says nothing about the gradient). "
+                    "Check this input with method=\"full\", which judges every element on its "
+                    "own, or move the inputs away from kinks.")
+        located = ""
+        if self.worst_output != "(projection)":
+            located = (f" Bisection found d {self.worst_output} / d {self.worst_input} = "
+                       f"{self.worst_actual:.6g} ")
+            if self.worst_bounds:
+                low, high = self.worst_bounds
+                located += (f"at a kink or step, where the one-sided differences run from "
+                            f"{low:.6g} to {high:.6g} and a gradient must lie between them.")
+            else:
+                located += f"where finite differences give {self.worst_expected:.6g}."
         return (f"The gradient with respect to {self.input} is wrong in {where}: {self.n_failed} of "
                 f"{self.n_total} random projections u^T J v differ from finite differences.{located}")
 
@@ -225,7 +243,8 @@ class GradientReport:
         if not any(m.status == "checked" for m in self.modes) and not lines:
             lines.append("No mode could run the check: "
                          + "; ".join(f"{m.mode}: {m.reason}" for m in self.skipped_modes))
-        if self.failed_pairs and all(p.against == FINITE_DIFFERENCES for p in self.failed_pairs):
+        if self.failed_pairs and all(p.against == FINITE_DIFFERENCES and not p.unresolved
+                                     for p in self.failed_pairs):
             lines.append("If the gradient differs from the derivative on purpose "
                          "(tf.stop_gradient, a straight-through estimator), declare "
                          "the intended gradient with reference=.")

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from gradcheck import GradientCheckError, check_gradients
+from gradcheck import GradientCheckError, check_gradients, localise
 from tests.test_builtin_gradients import CASES
 from tests.test_wrong_gradients import (
     X,
@@ -177,3 +177,94 @@ def test_a_slightly_wrong_gradient_of_a_dense_variable_fails_every_projection():
     (weights,) = [p for p in report.pairs if p.input == "weights"]
     assert (weights.n_failed, weights.n_total) == (2, 2)
     assert weights.max_rel_error == pytest.approx(1e-3, rel=0.05)
+
+
+def _index(label):
+    """'x[12]' -> 12."""
+    return int(label.split("[")[1].rstrip("]"))
+
+
+def _with_zeros(n, every, seed=0):
+    """Normal values with one element in `every` exactly 0: relu's kink."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    x[rng.choice(n, n // every, replace=False)] = 0.0
+    return x
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_relu_at_exact_zeros_passes_with_its_kinks_judged_on_their_own(seed):
+    # A difference along a random direction across relu's kink at 0 is not the
+    # gradient's: every projection failed here before the kinks were judged alone.
+    x = _with_zeros(3000, 100, seed)
+    report = check_gradients(tf.nn.relu, [x], method="fast", modes=["eager", "function"],
+                             seed=seed)
+    assert all(0 < p.n_kinks <= 30 for p in report.pairs)
+    assert any("on a kink or step" in note for note in report.notes)
+
+
+@tf.custom_gradient
+def relu_with_slope_two_at_zero(x):
+    return tf.nn.relu(x), lambda dy: dy * _relu_slope(x, at_zero=2.0)
+
+
+def _relu_slope(x, at_zero):
+    one, zero, kink = (tf.constant(c, x.dtype) for c in (1.0, 0.0, at_zero))
+    return tf.where(x > 0, one, tf.where(x < 0, zero, kink))
+
+
+def test_a_gradient_outside_the_one_sided_slopes_at_a_kink_fails_and_is_named():
+    x = _with_zeros(3000, 100)
+    with pytest.raises(GradientCheckError) as caught:
+        check_gradients(relu_with_slope_two_at_zero, [x], method="fast", modes=["eager"])
+    pair = caught.value.report.failed_pairs[0]
+    column = _index(pair.worst_input)
+    assert x[column] == 0.0 and pair.worst_output == f"output[{column}]"
+    assert pair.worst_actual == 2.0 and pair.worst_bounds == pytest.approx((0.0, 1.0), abs=1e-6)
+    assert "the one-sided differences run from 0 to 1" in str(caught.value).splitlines()[0]
+
+
+@tf.custom_gradient
+def relu_wrong_at_one_element(x):
+    def grad(dy):
+        right = dy * tf.cast(x > 0, x.dtype)
+        return tf.tensor_scatter_nd_add(right, [[2024]], [0.5 * dy[2024]])
+    return tf.nn.relu(x), grad
+
+
+def test_a_wrong_element_among_kinks_is_still_found():
+    x = _with_zeros(3000, 100)
+    x[2024] = 0.75
+    with pytest.raises(GradientCheckError) as caught:
+        check_gradients(relu_wrong_at_one_element, [x], method="fast", modes=["eager"])
+    pair = caught.value.report.failed_pairs[0]
+    assert (pair.worst_output, pair.worst_input) == ("output[2024]", "x[2024]")
+    assert (pair.worst_actual, pair.worst_expected) == pytest.approx((1.5, 1.0), rel=1e-6)
+
+
+def test_more_kinks_than_fast_mode_judges_fail_and_say_to_use_full_mode():
+    x = _with_zeros(3000, 5)  # 600 zeros: past what bisection can afford to visit
+    with pytest.raises(GradientCheckError) as caught:
+        check_gradients(tf.nn.relu, [x], method="fast", modes=["eager"])
+    pair = caught.value.report.failed_pairs[0]
+    assert pair.unresolved and pair.left_out == localise.MAX_LEFT_OUT
+    assert x[_index(pair.worst_input)] == 0.0
+    message = str(caught.value)
+    assert message.startswith("Fast mode could not judge the gradient with respect to features")
+    assert 'method="full"' in message and "reference=" not in message
+    check_gradients(tf.nn.relu, [x], method="full", modes=["eager"])
+
+
+@tf.custom_gradient
+def relu_with_slope_two_at_zero_when_traced(x):
+    def grad(dy):
+        return dy * _relu_slope(x, at_zero=0.0 if tf.executing_eagerly() else 2.0)
+    return tf.nn.relu(x), grad
+
+
+def test_a_kink_left_out_in_one_mode_is_still_judged_in_the_next():
+    x = _with_zeros(3000, 100)
+    report = check_gradients(relu_with_slope_two_at_zero_when_traced, [x], method="fast",
+                             modes=["eager", "function"], raise_on_failure=False)
+    assert [(p.mode, p.ok) for p in report.pairs] == [("eager", True), ("function", False)]
+    assert x[_index(report.failed_pairs[0].worst_input)] == 0.0
