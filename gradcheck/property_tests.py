@@ -28,8 +28,10 @@ def gradient_test(fn, args, *, max_kink_fraction=0.5, hypothesis_settings=None, 
     """A test function: Hypothesis draws one value per strategy in `args` (plain
     values are used as they are) and check_gradients checks `fn` on them.
 
-    Examples where more than `max_kink_fraction` of the input elements sit on
-    kinks are rejected, not failed. A failure shrinks to a minimal example and
+    A passing example where more than `max_kink_fraction` of the input
+    elements sit on kinks is rejected (it says little: a gradient there only has
+    to lie between the one-sided differences); a failing one fails, kinks or
+    not, since its gradient lies outside them. A failure shrinks to a minimal example and
     its message carries a check_gradients call that reproduces it.
     `hypothesis_settings` (a hypothesis.settings) applies to this test; by
     default the loaded profile's, with no deadline (first calls trace).
@@ -41,10 +43,10 @@ def gradient_test(fn, args, *, max_kink_fraction=0.5, hypothesis_settings=None, 
     @hypothesis_given(st.tuples(*strategies))
     def test(values):
         report = check_gradients(fn, list(values), **check_options)
-        if report.kink_fraction > max_kink_fraction:
-            reject()
         if not report.ok:
             raise GradientCheckError(report, reproduction(fn, values, check_options))
+        if report.kink_fraction > max_kink_fraction:
+            reject()
 
     test.__name__ = f"test_gradient_of_{function_name(fn)}"
     test.__qualname__ = test.__name__

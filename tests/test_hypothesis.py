@@ -87,6 +87,20 @@ def test_an_example_that_is_mostly_kinks_is_rejected_not_failed():
     test()  # passes: examples with any kink are rejected
 
 
+@tf.custom_gradient
+def abs_with_slope_two_at_zero(x):
+    return tf.abs(x), lambda dy: dy * tf.where(x == 0, tf.constant(2.0, x.dtype), tf.sign(x))
+
+
+def test_a_gradient_wrong_at_kinks_fails_however_many_kinks_the_example_has():
+    # Rejecting such an example (as a passing one with mostly kinks is) would hide the bug.
+    test = gradient_test(abs_with_slope_two_at_zero,
+                         [gs.tensors("float64", (3,), elements=gs.interval(-1, 1, include=[0.0]))],
+                         modes=["eager"], max_kink_fraction=0.0, hypothesis_settings=FIND)
+    with pytest.raises(GradientCheckError, match="one-sided differences run from -1 to 1"):
+        test()
+
+
 def test_empty_tensors_are_generated_and_handled():
     sizes = []
 

@@ -30,10 +30,10 @@ def modes_for(op, dtype, matrix=MATRIX):
 def check_example(op, values, modes):
     """Check `op` on one drawn argument list in `modes`; raise on a failure."""
     report = check_gradients(op.fn, values, modes=list(modes), raise_on_failure=False)
-    if report.kink_fraction > 0.5:
-        reject()
     if not report.ok:
         raise GradientCheckError(report, reproduction(op.fn, values, {"modes": list(modes)}))
+    if report.kink_fraction > 0.5:
+        reject()  # passing, but on kinks the gradient only has to lie in a range
     not_run = [f"{m.mode} ({m.reason})" for m in report.modes if m.status != "checked"]
     if not_run:
         raise ModeNotRun(f"{op.name} did not run in " + "; ".join(not_run)
