@@ -184,6 +184,20 @@ def fast_mode_rows():
                   f"warm {warm * 1e3:6.0f} ms = {warm / single:6.1f} x", flush=True)
 
 
+def kink_rows():
+    """relu at FAST_SIZE float64 elements, with some exactly 0: each kink that a
+    projection crosses is found by bisection and judged on its own."""
+    for zeros in (0, 20):
+        rng = np.random.default_rng(0)
+        x = rng.uniform(-1, 1, size=FAST_SIZE)
+        x[rng.choice(FAST_SIZE, zeros, replace=False)] = 0.0
+        single = _forward_backward_seconds(tf.nn.relu, tf.constant(x))
+        cold = cold_check_seconds(tf.nn.relu, x, method="fast", modes=["function"])
+        print(f"relu, {zeros:2d} zeros  float64  {x.size:8d}  forward+backward "
+              f"{single * 1e3:7.1f} ms  cold {cold * 1e3:6.0f} ms = {cold / single:6.1f} x",
+              flush=True)
+
+
 def _forward_backward_seconds(fn, x, repeat=5):
     @tf.function
     def forward_backward(x):
@@ -230,6 +244,7 @@ def main():
     full_mode_rows()
     print("\nFast mode, as a multiple of one forward + backward pass")
     fast_mode_rows()
+    kink_rows()
     print("\nAccuracy, n = 1000: worst distance between numeric and analytic Jacobians, relative "
           "to the entry (at least 1e-3 of the largest) and to the largest entry")
     print(f"{'':12s} {'float64 gradcheck':>17s}  {'compute_gradient':>17s}  "

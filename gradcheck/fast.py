@@ -120,10 +120,13 @@ def draw_projections(us, in_size, rng):
 
 
 def _random_weights(size, rng):
-    """Random signs times magnitudes uniform in [0.5, 1.5], from one draw."""
-    s = rng.uniform(-1.0, 1.0, size=size)
-    s += np.copysign(0.5, s)
-    return s
+    """Random signs times magnitudes uniform in [0.5, 1.5], from one draw (in
+    float32, which takes half the time of float64 at 10^6 elements)."""
+    s = rng.random(size, dtype=np.float32)
+    s *= 2.0
+    s -= 1.0
+    s += np.copysign(np.float32(0.5), s)
+    return s.astype(np.float64)
 
 
 class Directional:
