@@ -431,7 +431,7 @@ def _project(context, run, plans, where):
                                      *(spec.dtype for spec in context.diff_specs))
         gradients = layout.real_view_batch(grads[position]).astype(np.float64, copy=False)
         findings = [localise.projection_finding(plan, k, gradients[k],
-                                                _vjp_column(context, run, position), atol, rtol)
+                                                _vjp_rows(context, run, position), atol, rtol)
                     for k in range(len(plan.projections))]
         context.report.pairs.append(_fast_pair(context, x, findings, plan, where, atol, rtol))
     return True
@@ -449,12 +449,12 @@ def _as_cotangents(diff_specs, us):
     return result
 
 
-def _vjp_column(context, run, position):
-    def column_of(us, column):
+def _vjp_rows(context, run, position):
+    def rows_of(us):
         grads = run.vjp(_as_cotangents(context.diff_specs, us))
-        return [float(row[column]) for row in layout.real_view_batch(grads[position]).astype(np.float64)]
+        return layout.real_view_batch(grads[position]).astype(np.float64)
 
-    return column_of
+    return rows_of
 
 
 def _fast_pair(context, x, findings, plan, where, atol, rtol):

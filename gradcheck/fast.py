@@ -52,7 +52,7 @@ class Finding:
     entry_analytic: float = float("nan")
     entry_numeric: float = float("nan")
     entry_bounds: tuple = None  # the entry's one-sided differences, if on a kink
-    unresolved: bool = False  # left failing: bisection led only to right components
+    unresolved: str = ""  # why it was left failing, if localisation gave up
 
     @property
     def error(self):
@@ -80,7 +80,15 @@ class NumericColumn:
     low: np.ndarray
     high: np.ndarray
     spread: np.ndarray  # Richardson's error estimate per row
-    on_kink: bool
+    kinked: np.ndarray  # bool per row: on a kink or step
+
+    @property
+    def on_kink(self):
+        return bool(self.kinked.any())
+
+    @property
+    def kinked_rows(self):
+        return self.rows[self.kinked]
 
     def interval(self, weights):
         """(least, greatest) weights . column, each kinked row anywhere in its range."""
@@ -102,8 +110,8 @@ class NumericColumn:
         if not at.size:
             return 0.0, None
         k = at[0]
-        kinked = self.low[k] != self.high[k]
-        return float(self.value[k]), (float(self.low[k]), float(self.high[k])) if kinked else None
+        bounds = (float(self.low[k]), float(self.high[k])) if self.kinked[k] else None
+        return float(self.value[k]), bounds
 
 
 def draw_cotangents(out_size, rng, count):
@@ -232,7 +240,7 @@ class Directional:
                                                         self._steps, self.f0, self.precision)
         rows = np.flatnonzero((value != 0) | kink)
         return NumericColumn(rows, value[rows], low[rows], high[rows],
-                             np.where(kink, 0.0, estimate)[rows], bool(kink.any()))
+                             np.where(kink, 0.0, estimate)[rows], kink[rows])
 
 
 class Plan:
@@ -294,15 +302,35 @@ def _finding(gradient, projection, numeric, tolerance):
                    allowed_error(tolerance, float(error)))
 
 
-def column_finding(analytic, numeric, u, atol, rtol):
-    """The verdict on one component's gradient u . J[:, c] against its own
-    finite differences: on a kink, it must lie in the range the one-sided
-    differences allow."""
-    low, high = numeric.interval(u)
-    rows = max(int(np.count_nonzero(u[numeric.rows])), 1)
-    tolerance = rtol * max(abs(low), abs(high)) + atol * np.sqrt(rows)
-    return Finding(float(analytic), (low + high) / 2, allowed_error(tolerance, numeric.error(u)),
-                   bounds=(low, high))
+def column_finding(column, analytic, numeric, u, kinked_entries, atol, rtol):
+    """The verdict on component `column`'s gradient against its own finite
+    differences. Each entry on a kink, J[r, c] for r in numeric.kinked_rows
+    (`kinked_entries`, from one-hot VJPs), must lie between its one-sided
+    differences, as in full mode: weighted together, one row's excess could
+    hide in another's range. The other rows are judged together, as
+    u . J[:, c] (`analytic`, from the projection's VJP) less the kinked rows'
+    share, against Richardson's values."""
+    kinked = numeric.kinked
+    low, high = numeric.low[kinked], numeric.high[kinked]
+    with np.errstate(invalid="ignore"):
+        outside = np.maximum(np.maximum(low - kinked_entries, kinked_entries - high), 0.0)
+    outside[np.isnan(outside)] = np.inf  # a NaN gradient fails
+    allowed = _SAFETY * (atol + rtol * np.maximum(np.abs(low), np.abs(high)))
+    if np.any(outside > allowed):
+        worst = int(np.argmax(outside - allowed))
+        row = int(numeric.kinked_rows[worst])
+        return Finding(float(kinked_entries[worst]), float(numeric.value[kinked][worst]),
+                       float(allowed[worst]), bounds=(float(low[worst]), float(high[worst])),
+                       row=row, column=column, entry_analytic=float(kinked_entries[worst]),
+                       entry_numeric=float(numeric.value[kinked][worst]),
+                       entry_bounds=(float(low[worst]), float(high[worst])))
+    smooth_u = u.copy()
+    smooth_u[numeric.kinked_rows] = 0.0
+    smooth = float(analytic) - float(u[numeric.kinked_rows] @ kinked_entries)
+    expected = numeric.interval(smooth_u)[0]
+    rows = max(int(np.count_nonzero(smooth_u[numeric.rows])), 1)
+    tolerance = rtol * abs(expected) + atol * np.sqrt(rows)
+    return Finding(smooth, expected, allowed_error(tolerance, numeric.error(smooth_u)))
 
 
 def gradient_tolerance(gradient_part, direction, u, atol, rtol):

@@ -18,35 +18,79 @@ from gradcheck.fast import allowed_error, column_finding, gradient_tolerance
 # Past this many components left out of one input, fast mode gives up on the
 # projection (each costs about log2(n) evaluations) and says to use full mode.
 MAX_LEFT_OUT = 64
+# A component with more rows on a kink than this is not judged on its own (one
+# VJP per such row): the projection is left failing, and the check says why.
+MAX_KINKED_ROWS = 1024
+# One-hot cotangents per VJP call, as entries (rows x outputs).
+_ONE_HOT_ENTRIES = 1 << 22
 
 
-def projection_finding(plan, k, gradient, vjp_column, atol, rtol):
-    """Projection k's verdict on one mode's gradient, localised if it fails."""
+def projection_finding(plan, k, gradient, vjp_rows, atol, rtol):
+    """Projection k's verdict on one mode's gradient, localised if it fails.
+    `vjp_rows(us)`: the gradients (len(us), n) for the cotangents `us`."""
     finding = plan.judge(k, gradient, atol, rtol)
     projection = plan.projections[k]
     while not finding.ok:
         column = guilty_column(plan.directional, gradient, projection, atol, rtol)
         numeric = plan.directional.column(column)
-        alone = column_finding(gradient[column], numeric, projection.u, atol, rtol)
+        finding.unresolved = _beyond_reach(plan, numeric)
+        if finding.unresolved:
+            return guilty_row(finding, column, numeric, projection.u, vjp_rows)
+        alone = judged_alone(column, gradient, numeric, projection.u, vjp_rows, atol, rtol)
         if not alone.ok:
-            return guilty_row(alone, column, numeric, projection.u, vjp_column)
-        if len(plan.left_out) >= MAX_LEFT_OUT:
-            finding.unresolved = True
-            return guilty_row(finding, column, numeric, projection.u, vjp_column)
+            return alone
         plan.leave_out(column, numeric)
         finding = plan.judge(k, gradient, atol, rtol)
-    return _left_out_failing(plan, projection.u, gradient, vjp_column, atol, rtol) or finding
+    return _left_out_failing(plan, projection.u, gradient, vjp_rows, atol, rtol) or finding
 
 
-def _left_out_failing(plan, u, gradient, vjp_column, atol, rtol):
+def _beyond_reach(plan, numeric):
+    """Why the component bisection reached cannot be judged on its own, or ''."""
+    if len(plan.left_out) >= MAX_LEFT_OUT:
+        return (f"bisection led to {len(plan.left_out)} elements whose gradients agree with "
+                f"their own finite differences ({plan.kinks} on a kink or step, where a "
+                "directional difference says nothing about the gradient), and fast mode "
+                "stops there")
+    if len(numeric.kinked_rows) > MAX_KINKED_ROWS:
+        return (f"bisection led to an element on a kink or step in {len(numeric.kinked_rows)} "
+                f"outputs, more than fast mode judges one by one ({MAX_KINKED_ROWS})")
+    return ""
+
+
+def _left_out_failing(plan, u, gradient, vjp_rows, atol, rtol):
     """The first component left out (in this mode or an earlier one) whose
     gradient in this mode disagrees with its own finite differences, localised;
     or None."""
     for column, numeric in plan.left_out.items():
-        finding = column_finding(gradient[column], numeric, u, atol, rtol)
+        finding = judged_alone(column, gradient, numeric, u, vjp_rows, atol, rtol)
         if not finding.ok:
-            return guilty_row(finding, column, numeric, u, vjp_column)
+            return finding
     return None
+
+
+def judged_alone(column, gradient, numeric, u, vjp_rows, atol, rtol):
+    """The verdict on one component against its own finite differences
+    (fast.column_finding), localised to an entry if it fails."""
+    kinked = numeric.kinked_rows
+    entries = _entries(vjp_rows, u.size, kinked, column) if kinked.size else np.zeros(0)
+    finding = column_finding(column, gradient[column], numeric, u, entries, atol, rtol)
+    if finding.ok or finding.row is not None:
+        return finding
+    smooth_u = u.copy()
+    smooth_u[kinked] = 0.0
+    return guilty_row(finding, column, numeric, smooth_u, vjp_rows)
+
+
+def _entries(vjp_rows, n_rows, rows, column):
+    """J[rows, column], from VJPs with one-hot cotangents, a few rows a call."""
+    chunk = max(1, _ONE_HOT_ENTRIES // max(n_rows, 1))
+    values = []
+    for start in range(0, len(rows), chunk):
+        part = rows[start:start + chunk]
+        units = np.zeros((len(part), n_rows))
+        units[np.arange(len(part)), part] = 1.0
+        values.append(vjp_rows(list(units))[:, column])
+    return np.concatenate(values)
 
 
 def guilty_column(directional, gradient, projection, atol, rtol):
@@ -102,24 +146,22 @@ def _excess(gradient, v, half, numeric, fd_error, tolerance):
     return abs(float(gradient[half] @ v[half]) - numeric) - allowed_error(tolerance, fd_error)
 
 
-def guilty_row(finding, column, numeric, u, vjp_column):
+def guilty_row(finding, column, numeric, u, vjp_rows):
     """Name the output whose gradient with respect to `column` is most wrong,
     by bisecting u's support; the finding then holds that entry."""
     rows = np.flatnonzero(u)
     while len(rows) > 1:
         halves = np.array_split(rows, 2)
         masks = [np.where(np.isin(np.arange(u.size), h), u, 0.0) for h in halves]
-        analytic = vjp_column(masks, column)
+        analytic = vjp_rows(masks)[:, column]
         excess = [_outside(a, numeric.interval(m)) for a, m in zip(analytic, masks)]
         # TensorFlow's VJP keeps a NaN of the gradient where the cotangent is 0
         # (0 * NaN), so both halves can be NaN: then take the outputs that the
         # finite differences say depend on this input element.
         rows = halves[_most_wrong(excess, [numeric.dependence(h) for h in halves])]
-    row = int(rows[0])
-    unit = np.zeros(u.size)
-    unit[row] = 1.0
+    row = int(rows[0]) if len(rows) else int(np.argmax(u != 0))
     finding.row, finding.column = row, column
-    finding.entry_analytic = float(vjp_column([unit, unit], column)[0])
+    finding.entry_analytic = float(_entries(vjp_rows, u.size, np.array([row]), column)[0])
     finding.entry_numeric, finding.entry_bounds = numeric.entry(row)
     return finding
 

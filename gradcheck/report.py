@@ -38,7 +38,7 @@ class PairResult:
     # reference is declared), not part of the verdict
     projections: bool = False  # fast mode: n_total counts random projections u^T J v
     left_out: int = 0  # fast mode: input components judged on their own (localise.py)
-    unresolved: bool = False  # fast mode: bisection led only to components that agree
+    unresolved: str = ""  # fast mode: why localisation gave up, if it did
     arrays: tuple = dataclasses.field(default=None, repr=False, compare=False)
     # (gradient, reference) Jacobian blocks, kept for failed pairs only (heatmaps)
 
@@ -135,12 +135,9 @@ class PairResult:
         if self.unresolved:
             return (f"Fast mode could not judge the gradient with respect to {self.input} in "
                     f"{where}: {self.n_failed} of {self.n_total} random projections u^T J v "
-                    "differ from finite differences, but bisection led only to elements whose "
-                    "gradients agree with their own finite differences "
-                    f"({self.left_out}, such as {self.worst_input}; {self.n_kinks} on a kink or "
-                    "step, where a directional difference says nothing about the gradient). "
-                    "Check this input with method=\"full\", which judges every element on its "
-                    "own, or move the inputs away from kinks.")
+                    f"differ from finite differences, but {self.unresolved} (last: "
+                    f"{self.worst_input}). Check this input with method=\"full\", which judges "
+                    "every element on its own, or move the inputs away from kinks.")
         located = ""
         if self.worst_output != "(projection)":
             located = (f" Bisection found d {self.worst_output} / d {self.worst_input} = "

@@ -268,3 +268,26 @@ def test_a_kink_left_out_in_one_mode_is_still_judged_in_the_next():
                              modes=["eager", "function"], raise_on_failure=False)
     assert [(p.mode, p.ok) for p in report.pairs] == [("eager", True), ("function", False)]
     assert x[_index(report.failed_pairs[0].worst_input)] == 0.0
+
+
+@tf.custom_gradient
+def relu_twice_wrong_at_zero_in_the_first_copy(x):
+    """[relu(x), 2 relu(x)], whose gradient at 0 is 1.5 for the first copy (outside
+    its one-sided range [0, 1]) and 0 for the second (inside [0, 2])."""
+    def grad(dy):
+        first, second = tf.split(dy, 2)
+        return first * _relu_slope(x, at_zero=1.5) + 2.0 * second * _relu_slope(x, at_zero=0.0)
+    return tf.concat([tf.nn.relu(x), 2.0 * tf.nn.relu(x)], 0), grad
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_each_row_on_a_kink_is_judged_on_its_own(seed):
+    # Weighted together by u, the second copy's range [0, 2] hid the first's
+    # excess: 4 seeds in 20 passed this wrong gradient.
+    x = _with_zeros(2000, 2000, seed=2)  # one zero
+    report = check_gradients(relu_twice_wrong_at_zero_in_the_first_copy, [x], method="fast",
+                             modes=["eager"], seed=seed, raise_on_failure=False)
+    (pair,) = report.failed_pairs
+    column = _index(pair.worst_input)
+    assert x[column] == 0.0 and pair.worst_output == f"output[{column}]"
+    assert pair.worst_actual == 1.5 and pair.worst_bounds == pytest.approx((0.0, 1.0), abs=1e-6)
