@@ -284,7 +284,7 @@ def _refine_where_gradients_disagree(reference, results, intended, context, patt
             offset += spec.real_size
             for blocks in jacobians:
                 suspect |= _disagreeing_columns(blocks[(k, i)], reference.blocks[(k, i)], None,
-                                                entries, atol, rtol, suspect.size)
+                                                None, entries, atol, rtol, suspect.size)
         reference.refine(i, np.flatnonzero(suspect))
 
 
@@ -302,19 +302,24 @@ def _sharpen_where_gradients_disagree(reference, results, intended, context):
             entries = context.support.get((k, i))
             for blocks in jacobians:
                 suspect |= _disagreeing_columns(blocks[(k, i)], reference.blocks[(k, i)],
-                                                reference.kinks[(k, i)], entries, atol, rtol,
+                                                reference.kinks[(k, i)],
+                                                reference.bounds.get((k, i)), entries, atol, rtol,
                                                 suspect.size)
         if suspect.any():
             reference.sharpen(i, np.flatnonzero(suspect))
 
 
-def _disagreeing_columns(actual, expected, kinks, entries, atol, rtol, n_columns):
-    """bool (n_columns,): columns with an entry outside the tolerance and not on
-    a kink (if `kinks` is given), on `entries` (the (rows, columns) support) if given."""
+def _disagreeing_columns(actual, expected, kinks, bounds, entries, atol, rtol, n_columns):
+    """bool (n_columns,): columns with an entry outside the tolerance, on
+    `entries` (the (rows, columns) support) if given. Entries on a kink (if
+    `kinks` is given) count only where they lie outside their `bounds` (see
+    numeric.one_sided_bounds), and not at all without bounds."""
     suspect = np.zeros(n_columns, dtype=bool)
     if entries is not None:
-        kinks = None if kinks is None else kinks[entries]
-        suspect[entries[1][_wrong(actual[entries], expected[entries], kinks, atol, rtol)]] = True
+        on_kink = None if kinks is None else kinks[entries]
+        sides = None if bounds is None or kinks is None else bounds[:, entries[0], entries[1]]
+        suspect[entries[1][_wrong(actual[entries], expected[entries], on_kink, sides, atol,
+                                  rtol)]] = True
         return suspect
     if actual.ndim != 2:
         return suspect
@@ -322,16 +327,26 @@ def _disagreeing_columns(actual, expected, kinks, entries, atol, rtol, n_columns
     rows = max(1, (1 << 16) // max(actual.shape[1], 1))
     for start in range(0, actual.shape[0], rows):
         part = slice(start, start + rows)
-        suspect |= _wrong(actual[part], expected[part], None if kinks is None else kinks[part],
-                          atol, rtol).any(axis=0)
+        on_kink = None if kinks is None else kinks[part]
+        sides = None if bounds is None or kinks is None else bounds[:, part]
+        suspect |= _wrong(actual[part], expected[part], on_kink, sides, atol, rtol).any(axis=0)
     return suspect
 
 
-def _wrong(actual, expected, kinks, atol, rtol):
+def _wrong(actual, expected, kinks, bounds, atol, rtol):
+    """Entries outside atol + rtol * |expected|; on a kink, outside the bounds
+    by more than atol + rtol * the bounds' size (never, without bounds)."""
     with np.errstate(invalid="ignore"):
         wrong = ~(np.abs(actual - expected) <= atol + rtol * np.abs(expected))
-    if kinks is not None:
-        wrong &= ~kinks
+    if kinks is None or not kinks.any():
+        return wrong
+    wrong &= ~kinks
+    if bounds is not None:
+        low, high, gradient = bounds[0][kinks], bounds[1][kinks], actual[kinks]
+        with np.errstate(invalid="ignore"):
+            outside = np.maximum(low - gradient, gradient - high)
+            allowed = atol + rtol * np.maximum(np.abs(low), np.abs(high))
+            wrong[kinks] = ~(outside <= allowed)
     return wrong
 
 

@@ -186,10 +186,12 @@ def sharpened(evaluate, i, x, x_real, steps, columns, f0, precision):
     is only evaluated in float32, it is the real error, and the comparison
     allows for it rather than blaming the gradient. It is never taken below
     what rounding the outputs alone can do to the value (rounding_floor): in
-    float32 the two estimates can agree exactly, both off by a rounding step."""
+    float32 the two estimates can agree exactly, both off by a rounding step.
+    Below float64 the evaluations' own noise is measured too (_with_noise)."""
     columns = np.asarray(columns)
     chunk = len(columns)
-    best = None
+    coarse_precision = finfo(precision).eps > finfo("float64").eps
+    best, chosen = None, None
     for h in steps:
         coarse, _, _, _ = _at_scale(evaluate, i, x, x_real, h, columns, f0, chunk, precision)
         fine, _, kink, sides = _at_scale(evaluate, i, x, x_real, h / 2, columns, f0, chunk,
@@ -199,14 +201,64 @@ def sharpened(evaluate, i, x, x_real, steps, columns, f0, precision):
             spread = np.maximum(spread, rounding_floor(fine, f0, h[columns] / 2, precision))
         spread = np.where(np.isfinite(spread), spread, np.inf)
         if best is None:
-            best = [fine, spread, kink, sides]
+            best, chosen = [fine, spread, kink, sides], h.copy()
             continue
         better = spread.max(axis=1) < best[1].max(axis=1)
         for n, candidate in enumerate((fine, spread, kink)):
             best[n][better] = candidate[better]
+        chosen[columns[better]] = h[columns[better]]
         best[3] = _chosen_sides(best[3], better, True, None if sides is None else sides[:, better],
                                 fine.shape)
+    if coarse_precision:
+        best[0], best[1] = _with_noise(evaluate, i, x, x_real, chosen / 2, columns, f0, precision,
+                                       *best[:2])
+        if best[3] is not None:
+            # Noise can make an entry look like a kink; its mean value, as
+            # uncertain as any other, is as good a bound as one step's sides.
+            kinked, value = best[2], best[0]
+            best[3][0][kinked] = np.fmin(best[3][0][kinked], value[kinked])
+            best[3][1][kinked] = np.fmax(best[3][1][kinked], value[kinked])
     return tuple(best)
+
+
+# Steps a few percent apart, as multiples of the sharpened step: their
+# truncation errors are all but equal, so their Richardson values differ by the
+# rounding noise of the evaluations alone. In float32 a long sum's noise is
+# several units in the last place of its partial sums, not the half unit of
+# the output that rounding_floor assumes (on an AVX2 CPU a correct float32 W x,
+# 256 x 256 with entries about 10, failed 20 of its 65,536 entries). Not
+# multiples of a power of 2: steps h and h/2 round alike, bit for bit, and
+# their values agree while both are off.
+_JITTERS = (1.07, 1.13, 1.19, 1.23, 1.29, 1.31, 1.37)
+# Student's t for 7 degrees of freedom, two-sided, at 1e-6: the mean of 8 values
+# is off by more than this many of its standard errors once in a million.
+_NOISE_QUANTILE = 13.0
+
+
+def _with_noise(evaluate, i, x, x_real, h, columns, f0, precision, value, spread):
+    """(value, spread) from the mean of the Richardson values at h and at h
+    times each of _JITTERS, and an uncertainty at least _NOISE_QUANTILE times
+    the mean's standard error (a running mean and sum of squares: the values
+    are as large as the columns of the Jacobian)."""
+    mean, squares = value.copy(), np.zeros_like(value)
+    order = np.random.default_rng(0)
+    for n, jitter in enumerate(_JITTERS, start=2):
+        # Each column at another place in the batch: batched kernels round
+        # differently at different places (in float32, a matrix product's
+        # place biased one column's difference by 3e-3 at every step).
+        shuffle = order.permutation(len(columns))
+        sample = np.empty_like(value)
+        sample[shuffle], _, _, _ = _at_scale(evaluate, i, x, x_real, h * jitter, columns[shuffle],
+                                             f0, len(columns), precision)
+        with np.errstate(invalid="ignore"):
+            delta = sample - mean
+            mean += delta / n
+            squares += delta * (sample - mean)
+    count = len(_JITTERS) + 1
+    with np.errstate(invalid="ignore"):
+        noise = _NOISE_QUANTILE * np.sqrt(squares / ((count - 1) * count))
+    noise = np.where(np.isfinite(noise), noise, np.inf)
+    return np.where(np.isfinite(mean), mean, value), np.maximum(spread, noise)
 
 
 def _by_columns(evaluate, i, x, x_real, steps, columns, f0, chunk, precision):
@@ -457,6 +509,10 @@ class BatchedEvaluator:
                 raise
             except Exception:  # noqa: BLE001  (one at a time raises the real error)
                 self._vectorises = False
+        return self.one_at_a_time(i, batch)
+
+    def one_at_a_time(self, i, batch):
+        """As a call, one value of input i at a time (see `at`)."""
         rows = [self.at(i, xi) for xi in batch]
         return [np.stack(column) for column in zip(*rows)]
 
