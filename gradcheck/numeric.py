@@ -230,8 +230,9 @@ def sharpened(evaluate, i, x, x_real, steps, columns, f0, precision):
 # multiples of a power of 2: steps h and h/2 round alike, bit for bit, and
 # their values agree while both are off.
 _JITTERS = (1.07, 1.13, 1.19, 1.23, 1.29, 1.31, 1.37)
-# Student's t for 7 degrees of freedom, two-sided, at 1e-6: the mean of 8 values
-# is off by more than this many of its standard errors once in a million.
+# Student's t for 7 degrees of freedom: the mean of 8 values is off by more
+# than 13 of its standard errors about once in 270,000 (two-sided), and such an
+# entry fails only if it is also off by more than its tolerance.
 _NOISE_QUANTILE = 13.0
 
 
@@ -257,8 +258,10 @@ def _with_noise(evaluate, i, x, x_real, h, columns, f0, precision, value, spread
     count = len(_JITTERS) + 1
     with np.errstate(invalid="ignore"):
         noise = _NOISE_QUANTILE * np.sqrt(squares / ((count - 1) * count))
-    noise = np.where(np.isfinite(noise), noise, np.inf)
-    return np.where(np.isfinite(mean), mean, value), np.maximum(spread, noise)
+    # A step that met a NaN or an infinity (a domain edge) says nothing of the
+    # noise: those entries keep their first estimate.
+    measured = np.isfinite(noise)
+    return np.where(measured, mean, value), np.where(measured, np.maximum(spread, noise), spread)
 
 
 def _by_columns(evaluate, i, x, x_real, steps, columns, f0, chunk, precision):
@@ -509,10 +512,6 @@ class BatchedEvaluator:
                 raise
             except Exception:  # noqa: BLE001  (one at a time raises the real error)
                 self._vectorises = False
-        return self.one_at_a_time(i, batch)
-
-    def one_at_a_time(self, i, batch):
-        """As a call, one value of input i at a time (see `at`)."""
         rows = [self.at(i, xi) for xi in batch]
         return [np.stack(column) for column in zip(*rows)]
 
