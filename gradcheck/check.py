@@ -335,19 +335,15 @@ def _disagreeing_columns(actual, expected, kinks, bounds, entries, atol, rtol, n
 
 def _wrong(actual, expected, kinks, bounds, atol, rtol):
     """Entries outside atol + rtol * |expected|; on a kink, outside the bounds
-    by more than atol + rtol * the bounds' size (never, without bounds)."""
+    as the comparison judges them (never, without bounds)."""
     with np.errstate(invalid="ignore"):
-        wrong = ~(np.abs(actual - expected) <= atol + rtol * np.abs(expected))
-    if kinks is None or not kinks.any():
-        return wrong
-    wrong &= ~kinks
-    if bounds is not None:
-        low, high, gradient = bounds[0][kinks], bounds[1][kinks], actual[kinks]
-        with np.errstate(invalid="ignore"):
-            outside = np.maximum(low - gradient, gradient - high)
-            allowed = atol + rtol * np.maximum(np.abs(low), np.abs(high))
-            wrong[kinks] = ~(outside <= allowed)
-    return wrong
+        error, magnitude = np.abs(actual - expected), np.abs(expected)
+        if kinks is not None and kinks.any():
+            if bounds is None:
+                error[kinks] = 0.0
+            else:
+                compare.judge_kinks(actual, kinks, bounds, error, magnitude)
+        return ~(error <= atol + rtol * magnitude)
 
 
 def _comparison_support(reference, pattern, context):

@@ -109,7 +109,7 @@ def _compare_on_support(actual, expected, atol, rtol, kinks, support, exact_nonf
     return totals.result(actual, expected, (0, 0), slack)
 
 
-def _judge_kinks(actual, where, bounds, abs_error, magnitude):
+def judge_kinks(actual, where, bounds, abs_error, magnitude):
     """On the entries `where`, the error becomes how far the gradient lies
     outside [least, greatest] of the one-sided differences, and the magnitude
     the larger of their sizes (in place)."""
@@ -148,7 +148,7 @@ class _Totals:
                     judged = judged & np.isfinite(expected)
             if judged is not None and judged.any():
                 self.kinks += int(np.count_nonzero(judged))
-                _judge_kinks(actual, judged, bounds, abs_error, magnitude)
+                judge_kinks(actual, judged, bounds, abs_error, magnitude)
             self._tally(first_row, abs_error, magnitude, atol, rtol, slack)
 
     def _left_out(self, actual, expected, abs_error, kinks):
