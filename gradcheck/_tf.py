@@ -88,6 +88,21 @@ def vectorized_map(fn, elems):
             del operation.__format__
 
 
+def gradient_registry():
+    """TensorFlow's registry of gradient functions by name (`tf.RegisterGradient`'s)."""
+    from tensorflow.python.framework import ops
+
+    return ops.gradient_registry
+
+
+def is_defun(value):
+    """A legacy `function.Defun`: graph-only, and tapes under tf.function get no
+    gradient for it."""
+    from tensorflow.python.framework import function
+
+    return isinstance(value, (function._DefinedFunction, function._OverloadedFunction))
+
+
 def to_numpy(tensor):
     """The tensor's values as a read-only numpy array. Unlike `tensor.numpy()`
     it does not copy them (on the CPU): batches of Jacobian rows are tens of MB."""

@@ -10,6 +10,7 @@ import sys
 import numpy as np
 
 from gradcheck import config as configuration
+from gradcheck.errors import CommandLineError
 
 USAGE_ERROR = 2
 
@@ -62,18 +63,18 @@ def parse_shape(text):
 def load_function(target):
     module_name, _, function_name = target.partition(":")
     if not module_name or not function_name:
-        raise LookupError(f"expected MODULE:FUNCTION, got {target!r}")
+        raise CommandLineError(f"expected MODULE:FUNCTION, got {target!r}")
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise LookupError(f"cannot import module {module_name!r}: {error}") from None
+        raise CommandLineError(f"cannot import module {module_name!r}: {error}") from None
     function = module
     for part in function_name.split("."):
         if not hasattr(function, part):
-            raise LookupError(f"module {module_name!r} has no attribute {function_name!r}")
+            raise CommandLineError(f"module {module_name!r} has no attribute {function_name!r}")
         function = getattr(function, part)
     if not callable(function):
-        raise LookupError(f"{target} is not callable")
+        raise CommandLineError(f"{target} is not callable")
     return function
 
 
@@ -100,7 +101,7 @@ def main(argv=None):
     try:
         function = load_function(args.target)
         _validate_dtypes(args.dtype)
-    except LookupError as error:
+    except CommandLineError as error:
         print(f"gradcheck: error: {error}", file=sys.stderr)
         return USAGE_ERROR
     return _run(function, args)
@@ -111,7 +112,7 @@ def _validate_dtypes(dtypes):
 
     unknown = [d for d in dtypes if d not in TOLERANCES]
     if unknown:
-        raise LookupError(f"unknown dtype(s) {', '.join(unknown)}; choose from {', '.join(TOLERANCES)}")
+        raise CommandLineError(f"unknown dtype(s) {', '.join(unknown)}; choose from {', '.join(TOLERANCES)}")
 
 
 def _run(function, args):

@@ -2,23 +2,24 @@
 import importlib
 import pkgutil
 
+from gradcheck import _tf
+
 
 def defined_gradients(package_name):
     """{name: where} for every gradient `package_name` registered with
     tf.RegisterGradient, and every Defun with an overridden gradient it defines."""
     modules = _import_all(package_name)
-    from tensorflow.python.framework import function, ops
-
+    registry = _tf.gradient_registry()
     found = {}
-    for name in ops.gradient_registry.list():
-        gradient = ops.gradient_registry.lookup(name)
+    for name in registry.list():
+        gradient = registry.lookup(name)
         module = getattr(gradient, "__module__", "") or ""
         if gradient is not None and _inside(module, package_name):
             found[name] = f"gradient registered by {module}.{gradient.__name__}"
     for module in modules:
         for attribute, value in vars(module).items():
-            if isinstance(value, function._DefinedFunction) and (
-                    value.grad_func_name or value.python_grad_func):
+            if _tf.is_defun(value) and (
+                    getattr(value, "grad_func_name", None) or getattr(value, "python_grad_func", None)):
                 found[value.name] = f"Defun {module.__name__}.{attribute} with its own gradient"
     return found
 

@@ -1,11 +1,8 @@
 """Device names: what the user asked for, checked against what TensorFlow sees."""
 from gradcheck import _tf
+from gradcheck.errors import DeviceUnavailable
 
 CPU = "/device:CPU:0"
-
-
-class DeviceUnavailable(ValueError):
-    """A device that TensorFlow does not see here (a GPU on a CPU-only machine)."""
 
 
 def resolve_devices(devices):

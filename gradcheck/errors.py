@@ -1,17 +1,40 @@
-"""The exceptions a user of gradcheck can meet."""
+"""Every exception gradcheck raises on purpose; catch `GradcheckError` for all of them."""
 
 
-class GradientCheckError(AssertionError):
-    """A gradient disagrees with its reference; `.report` holds the details."""
+class GradcheckError(Exception):
+    """The base of every exception gradcheck raises on purpose."""
+
+
+class GradientCheckError(GradcheckError, AssertionError):
+    """A gradient disagrees with its reference; `.report` holds the details.
+
+    An `AssertionError` too, so that it fails a test like an `assert`. Raised
+    with a message alone (and `.report` None) where there is no report, as by
+    `assert_no_gradient`.
+    """
 
     def __init__(self, report, reproduction=""):
-        self.report = report
-        message = report.failure_message()
+        if isinstance(report, str):
+            self.report, message = None, report
+        else:
+            self.report, message = report, report.failure_message()
         if reproduction:
             first, _, rest = message.partition("\n")
             message = f"{first}\n{reproduction}\n{rest}"
         super().__init__(message)
 
 
-class CheckSetupError(ValueError):
+class CheckSetupError(GradcheckError, ValueError):
     """The function or its inputs cannot be checked as given (not a gradient bug)."""
+
+
+class DeviceUnavailable(GradcheckError, ValueError):
+    """A device that TensorFlow does not see here (a GPU on a CPU-only machine)."""
+
+
+class OpBuildError(GradcheckError, RuntimeError):
+    """The C++ sources of a custom op did not compile or link."""
+
+
+class CommandLineError(GradcheckError, ValueError):
+    """The command line names something that cannot be used (a module, a dtype)."""

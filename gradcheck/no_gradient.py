@@ -3,6 +3,7 @@ import numpy as np
 
 from gradcheck import _tf, forward, modes
 from gradcheck.devices import resolve_devices, short_name
+from gradcheck.errors import GradientCheckError
 from gradcheck.inputs import normalise_inputs
 from gradcheck.outputs import FlatFunction, describe_function, output_specs
 
@@ -14,7 +15,8 @@ def assert_no_gradient(fn, inputs, *, modes=None, devices=None):
     inputs: the gradient is None (tf.no_gradient) or no gradient is registered.
 
     Returns {"<mode> on <device>": "None" | "not registered"}; raises
-    AssertionError naming the modes where a gradient exists.
+    GradientCheckError (an AssertionError) naming the modes where a gradient
+    exists, or when no mode could run.
     """
     check_inputs = normalise_inputs(fn, inputs)
     wrt = [i for i, x in enumerate(check_inputs) if x.differentiable]
@@ -33,10 +35,10 @@ def assert_no_gradient(fn, inputs, *, modes=None, devices=None):
                 elif outcome is not None:
                     findings[where] = outcome
     if gradients:
-        raise AssertionError(f"{describe_function(fn)} has a gradient in {', '.join(gradients)}, "
+        raise GradientCheckError(f"{describe_function(fn)} has a gradient in {', '.join(gradients)}, "
                              "but it was expected to have none.")
     if not findings:
-        raise AssertionError(f"{describe_function(fn)} could not run in any mode, so the absence "
+        raise GradientCheckError(f"{describe_function(fn)} could not run in any mode, so the absence "
                              "of a gradient was not shown.")
     return findings
 

@@ -16,10 +16,7 @@ import subprocess
 import tempfile
 
 from gradcheck import _tf
-
-
-class OpBuildError(RuntimeError):
-    """The C++ sources of a custom op did not compile or link."""
+from gradcheck.errors import OpBuildError
 
 
 @dataclasses.dataclass

@@ -128,7 +128,8 @@ class BoundChecker:
     @staticmethod
     def _available(devices, strict):
         """The configured devices TensorFlow sees; a missing GPU skips (or, strict, fails)."""
-        from gradcheck.devices import DeviceUnavailable, resolve_devices
+        from gradcheck.devices import resolve_devices
+        from gradcheck.errors import DeviceUnavailable
 
         if not devices:
             return devices, []
@@ -195,7 +196,8 @@ def pytest_generate_tests(metafunc):
 def tf_device(request):
     """A TensorFlow device name, one per configured device; GPUs TensorFlow
     cannot see are skipped with the reason."""
-    from gradcheck.devices import DeviceUnavailable, resolve_devices
+    from gradcheck.devices import resolve_devices
+    from gradcheck.errors import DeviceUnavailable
 
     try:
         return resolve_devices([request.param])[0]

@@ -11,12 +11,7 @@ class ModeNotApplicable(Exception):
     """The gradient source has no meaning in this mode (not a failure)."""
 
 
-def is_defun(fn):
-    """A legacy `function.Defun`: graph-only, and tapes under tf.function get no
-    gradient for it."""
-    from tensorflow.python.framework import function
-
-    return isinstance(fn, (function._DefinedFunction, function._OverloadedFunction))
+is_defun = _tf.is_defun
 
 
 OVERRIDE_IGNORED_BY_TAPES = (
@@ -86,11 +81,9 @@ def validate_override_map(override_map):
             isinstance(k, str) and isinstance(v, str) for k, v in override_map.items()):
         raise TypeError("override_map must be a dict from op type to registered gradient name, "
                         "e.g. {'Square': 'MySquareGrad'}.")
-    from tensorflow.python.framework import ops
-
     for op_type, gradient_name in override_map.items():
         try:
-            ops.gradient_registry.lookup(gradient_name)
+            _tf.gradient_registry().lookup(gradient_name)
         except LookupError:
             raise CheckSetupError(
                 f"override_map maps {op_type!r} to {gradient_name!r}, but no gradient is "
@@ -189,10 +182,8 @@ def _gradient_name(op):
 
 
 def _registered_outside_tensorflow(name):
-    from tensorflow.python.framework import ops
-
     try:
-        function = ops.gradient_registry.lookup(name)
+        function = _tf.gradient_registry().lookup(name)
     except LookupError:
         return False
     module = getattr(function, "__module__", "") or ""
