@@ -33,9 +33,12 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np
 import tensorflow as tf
 
-from gradcheck import _tf, analytic, check_gradients, modes, numeric
-from gradcheck.inputs import normalise_inputs
-from gradcheck.outputs import FlatFunction, output_specs
+from gradcheck import _tf, check_gradients
+from gradcheck.execution import evaluator, modes
+from gradcheck.execution.inputs import normalise_inputs
+from gradcheck.execution.outputs import FlatFunction, output_specs
+from gradcheck.jacobian import analytic
+from gradcheck.numerics import finite_differences as numeric
 
 SIZES = [int(s) for s in os.environ.get("GRADCHECK_BENCH_SIZES", "1000,4000").split(",")]
 # compute_gradient needs about 5 minutes a mode for tanh(A x) at n = 4000:
@@ -117,7 +120,7 @@ def forward_evaluations_seconds(fn, x):
     flat = FlatFunction(fresh(fn))
     values = modes.runner("function", flat, [x], [0], [0], "/device:CPU:0", 1).forward()
     specs = output_specs(flat.output_names, values)
-    evaluate = numeric.batched_evaluator(flat, [x], [0], "/device:CPU:0")
+    evaluate = evaluator.batched_evaluator(flat, [x], [0], "/device:CPU:0")
     return seconds(numeric.numeric_jacobian, evaluate, [x], [0], specs, [values[0]])[0]
 
 
@@ -135,7 +138,7 @@ def _our_jacobians(fn, x):
     scales = analytic.row_scales(specs[0].real_size, np.random.default_rng(0))
     theoretical = analytic.analytic_jacobian(run, normalise_inputs(fn, [x]), [0], specs, scales, 512)
     wide = x.astype(np.float64)
-    evaluate = numeric.batched_evaluator(FlatFunction(fn), [wide], [0], "/device:CPU:0")
+    evaluate = evaluator.batched_evaluator(FlatFunction(fn), [wide], [0], "/device:CPU:0")
     reference = numeric.numeric_jacobian(evaluate, [wide], [0], specs, [values[0].astype(np.float64)])
     return theoretical[(0, 0)], reference.blocks[(0, 0)]
 

@@ -9,17 +9,17 @@ __version__ = "0.1.0"
 
 _PUBLIC = {
     "check_gradients": "gradcheck.check",
-    "TOLERANCES": "gradcheck.compare",
+    "TOLERANCES": "gradcheck.numerics.compare",
     "CheckSetupError": "gradcheck.errors",
     "CommandLineError": "gradcheck.errors",
     "DeviceUnavailable": "gradcheck.errors",
     "GradcheckError": "gradcheck.errors",
     "GradientCheckError": "gradcheck.errors",
     "GradientReport": "gradcheck.report",
-    "assert_no_gradient": "gradcheck.no_gradient",
+    "assert_no_gradient": "gradcheck.testing.no_gradient",
     "OpBuildError": "gradcheck.errors",
-    "build_op_library": "gradcheck.oplib",
-    "gradient_test": "gradcheck.property_tests",
+    "build_op_library": "gradcheck.testing.oplib",
+    "gradient_test": "gradcheck.testing.property_tests",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -1,6 +1,6 @@
-"""python -m gradcheck: see gradcheck.cli."""
+"""python -m gradcheck: see gradcheck.testing.cli."""
 import sys
 
-from gradcheck.cli import main
+from gradcheck.testing.cli import main
 
 sys.exit(main())

@@ -6,26 +6,18 @@ import re
 
 import numpy as np
 
-from gradcheck import (
-    _tf,
-    analytic,
-    compare,
-    compressed,
-    compressed_rows,
-    fast,
-    forward,
-    layout,
-    localise,
-    memory,
-    numeric,
-    sources,
-)
-from gradcheck import forward_mode as jvp
-from gradcheck import modes as execution_modes
-from gradcheck.devices import CPU, resolve_devices, short_name
+from gradcheck import _tf
 from gradcheck.errors import CheckSetupError, GradientCheckError
-from gradcheck.inputs import captured_variables, normalise_inputs, require_finite_inputs
-from gradcheck.outputs import flat_function, function_name, output_specs
+from gradcheck.execution import evaluator, probes, sources
+from gradcheck.execution import modes as execution_modes
+from gradcheck.execution.devices import CPU, resolve_devices, short_name
+from gradcheck.execution.inputs import captured_variables, normalise_inputs, require_finite_inputs
+from gradcheck.execution.outputs import flat_function, function_name, output_specs
+from gradcheck.jacobian import analytic, known
+from gradcheck.jacobian import forward_mode as jvp
+from gradcheck.methods import localise, projections
+from gradcheck.numerics import compare, compressed, dtypes, layout, memory
+from gradcheck.numerics import finite_differences as numeric
 from gradcheck.report import DECLARED, FINITE_DIFFERENCES, GradientReport, ModeResult, PairResult
 
 METHODS = ("auto", "full", "fast")
@@ -105,7 +97,7 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
     target_for = _only_where_honoured(lambda mode: base, override_map)
     with _tf.quiet_logs(), _restored(variables):
         if variables:
-            forward.require_stateless(flat_function(fn), [x.value for x in check_inputs[:n_arguments]],
+            probes.require_stateless(flat_function(fn), [x.value for x in check_inputs[:n_arguments]],
                                       variables)
         for current in range(1, order + 1):
             declared = reference if current == 1 else None
@@ -196,7 +188,7 @@ class _Checked:
 def _check_order(order, target_for, check_inputs, wrt, settings, report, declared):
     native = [x.value for x in check_inputs]
     target = target_for(settings.reference_mode)
-    values = forward.probe(target, native)
+    values = probes.probe(target, native)
     specs = output_specs(target.output_names, values)
     out_index = [k for k, s in enumerate(specs) if s.differentiable]
     if not out_index:
@@ -205,22 +197,22 @@ def _check_order(order, target_for, check_inputs, wrt, settings, report, declare
             + ", ".join(f"{s.name}: {s.dtype}" for s in specs) + "); nothing to differentiate."
         )
     diff_specs = [specs[k] for k in out_index]
-    forward.require_finite(values, specs, out_index)
-    forward.require_deterministic(target, native, values, specs)
+    probes.require_finite(values, specs, out_index)
+    probes.require_deterministic(target, native, values, specs)
     method = _method_for(settings.method, check_inputs, wrt, diff_specs)
     if order == 1:
         report.method = method
         _note_integer_inputs(check_inputs, wrt, report)
     if method == "full":
-        forward.require_jacobian_fits(check_inputs, wrt, diff_specs)
+        probes.require_jacobian_fits(check_inputs, wrt, diff_specs)
 
-    wide, precision, at_inputs, computed_in = forward.reference_inputs(target, check_inputs, values)
+    wide, precision, at_inputs, computed_in = probes.reference_inputs(target, check_inputs, values)
     settings.computed_in = computed_in
     if order == 1:
         report.reference_precision = precision
-    evaluate = numeric.batched_evaluator(target, wide, out_index, CPU)
+    evaluate = evaluator.batched_evaluator(target, wide, out_index, CPU)
     if method == "fast":
-        count = fast.projection_count(sum(s.real_size for s in diff_specs),
+        count = projections.projection_count(sum(s.real_size for s in diff_specs),
                                       sum(check_inputs[i].real_size for i in wrt))
         context = _OrderContext(order, check_inputs, wrt, out_index, diff_specs, None,
                                 count, settings, report, None)
@@ -278,10 +270,8 @@ def _refine_where_gradients_disagree(reference, results, intended, context, patt
         atol, rtol = compare.tolerance_for(context.check_inputs[i].dtype, context.settings.atol,
                                            context.settings.rtol)
         suspect = np.zeros(context.check_inputs[i].real_size, dtype=bool)
-        offset = 0
-        for k, spec in enumerate(context.diff_specs):
-            entries = pattern[i].entries_in_rows(offset, offset + spec.real_size)
-            offset += spec.real_size
+        for k, rows in layout.output_rows(context.diff_specs):
+            entries = pattern[i].entries_in_rows(rows.start, rows.stop)
             for blocks in jacobians:
                 suspect |= _disagreeing_columns(blocks[(k, i)], reference.blocks[(k, i)], None,
                                                 None, entries, atol, rtol, suspect.size)
@@ -313,7 +303,7 @@ def _disagreeing_columns(actual, expected, kinks, bounds, entries, atol, rtol, n
     """bool (n_columns,): columns with an entry outside the tolerance, on
     `entries` (the (rows, columns) support) if given. Entries on a kink (if
     `kinks` is given) count only where they lie outside their `bounds` (see
-    numeric.one_sided_bounds), and not at all without bounds."""
+    richardson.one_sided_bounds), and not at all without bounds."""
     suspect = np.zeros(n_columns, dtype=bool)
     if entries is not None:
         on_kink = None if kinks is None else kinks[entries]
@@ -363,10 +353,8 @@ def _comparison_support(reference, pattern, context):
             entries = compressed.Sparsity(mask)
         if entries.count * 8 > entries.mask.size:
             continue
-        offset = 0
-        for k, spec in enumerate(context.diff_specs):
-            support[(k, i)] = entries.entries_in_rows(offset, offset + spec.real_size)
-            offset += spec.real_size
+        for k, rows in layout.output_rows(context.diff_specs):
+            support[(k, i)] = entries.entries_in_rows(rows.start, rows.stop)
     return support
 
 
@@ -397,16 +385,16 @@ def projections_check(context, target_for, evaluate, wide, base):
     out_size = sum(s.real_size for s in context.diff_specs)
     f0 = np.concatenate([layout.real_view(b).astype(np.float64) for b in base])
     rng = context.settings.rng
-    us = fast.draw_cotangents(out_size, rng, context.batch)
+    us = projections.draw_cotangents(out_size, rng, context.batch)
     plans = {}
     for i in context.wrt:
         # As in full mode: steps for the coarsest of the input, what the
         # function computes in, and its outputs.
-        precision = numeric.coarsest(wide[i].dtype, context.settings.computed_in or wide[i].dtype,
+        precision = dtypes.coarsest(wide[i].dtype, context.settings.computed_in or wide[i].dtype,
                                      *(b.dtype for b in base))
-        directional = fast.Directional(evaluate, i, wide[i], f0, precision)
-        plans[i] = fast.Plan(directional,
-                             fast.draw_projections(us, context.check_inputs[i].real_size, rng))
+        directional = projections.Directional(evaluate, i, wide[i], f0, precision)
+        plans[i] = projections.Plan(directional,
+                             projections.draw_projections(us, context.check_inputs[i].real_size, rng))
     checked = {}
     for device in context.settings.devices:
         for mode in context.settings.modes:
@@ -450,13 +438,12 @@ def _project(context, run, plans, where):
 
 def _as_cotangents(diff_specs, us):
     """One cotangent array per output, rows = the given real vectors over all outputs."""
-    result, offset = [], 0
-    for spec in diff_specs:
-        real = np.stack([u[offset:offset + spec.real_size] for u in us])
-        dtype = np.dtype(_tf.numpy_dtype(spec.dtype))
+    result = []
+    for k, rows in layout.output_rows(diff_specs):
+        real = np.stack([u[rows] for u in us])
+        dtype = dtypes.numpy_dtype(diff_specs[k].dtype)
         result.append(layout.from_real_view(real.astype(layout.real_numpy_dtype(dtype)), dtype,
-                                            spec.shape))
-        offset += spec.real_size
+                                            diff_specs[k].shape))
     return result
 
 
@@ -496,7 +483,7 @@ def _pair_tolerance(settings, input_dtype, *output_dtypes):
     """(atol, rtol) for d(outputs) / d(input): the input dtype's, unless the
     outputs or the function's own arithmetic are coarser (d float32 / d float64
     is only as precise as float32)."""
-    precision = numeric.coarsest(input_dtype, *output_dtypes, settings.computed_in or input_dtype)
+    precision = dtypes.coarsest(input_dtype, *output_dtypes, settings.computed_in or input_dtype)
     return compare.tolerance_for(_like(input_dtype, precision), settings.atol, settings.rtol)
 
 
@@ -553,14 +540,14 @@ class _OrderContext:
     def mode_jacobian(self, run):
         """The first mode's Jacobian in full; each later one from a VJP per group
         of rows that share no column, or from a few random projections
-        (compressed_rows.py), when it matches the first, else in full too."""
+        (known.py), when it matches the first, else in full too."""
         if self.known is not None:
             blocks = self.known.jacobian(run, self._mode_tolerance)
             if blocks is not None:
                 return blocks
         blocks = self.jacobian(run)
         if self.known is None:
-            self.known = compressed_rows.KnownJacobian(blocks, self.check_inputs, self.wrt,
+            self.known = known.KnownJacobian(blocks, self.check_inputs, self.wrt,
                                                        self.diff_specs, self.settings.rng)
         return blocks
 
@@ -650,7 +637,7 @@ class _OrderContext:
             self._record(device_name, mode, "skipped", f"not applicable: {error}")
         else:
             self._record(device_name, mode, "skipped",
-                         "the forward pass cannot run here: " + forward.reason(error))
+                         "the forward pass cannot run here: " + probes.reason(error))
 
     def check_forward_mode(self, mode, target, device_name, reverse, expected, intended):
         """The JVP Jacobian against the finite differences (or the declared
@@ -668,7 +655,7 @@ class _OrderContext:
         except Exception as error:  # noqa: BLE001  (whatever forward mode raised is the finding)
             status = "skipped" if _is_unsupported(error) else "failed"
             self._record(device_name, label, status, "forward mode (ForwardAccumulator) raised "
-                         + forward.reason(error))
+                         + probes.reason(error))
             return
         self._record(device_name, label, "checked")
         where = (device_name, label)
@@ -880,7 +867,7 @@ class _GradientTarget:
 def _repeated_cotangents(specs, rows):
     """One random cotangent per output, repeated `rows` times (a leading batch axis)."""
     rng = np.random.default_rng(0)
-    return [np.broadcast_to(_random_cotangent(spec, rng).astype(_tf.numpy_dtype(spec.dtype)),
+    return [np.broadcast_to(_random_cotangent(spec, rng).astype(dtypes.numpy_dtype(spec.dtype)),
                             (rows,) + tuple(spec.shape)).copy() for spec in specs]
 
 
@@ -900,13 +887,13 @@ def _is_unsupported(error):
 
 def _gradient_reason(error, inputs):
     if "No gradient defined" in str(error) or "gradient registry has no entry" in str(error):
-        return ("no gradient is defined: " + forward.reason(error) + ". Register one with "
+        return ("no gradient is defined: " + probes.reason(error) + ". Register one with "
                 "@tf.RegisterGradient, or mark the op with tf.no_gradient if it has none.")
     wrong_shape = _INCOMPATIBLE_GRADIENT.search(str(error))
     if wrong_shape:
         return _wrong_shape_reason(*wrong_shape.groups(), inputs) or (
-            "the gradient computation raised " + forward.reason(error))
-    return "the gradient computation raised " + forward.reason(error)
+            "the gradient computation raised " + probes.reason(error))
+    return "the gradient computation raised " + probes.reason(error)
 
 
 # tf.gradients' own shape check, in a graph: it names the op's input index, not

@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from gradcheck import check_gradients, modes
-from gradcheck.outputs import FlatFunction
+from gradcheck import check_gradients
+from gradcheck.execution import modes
+from gradcheck.execution.outputs import FlatFunction
 
 rng = np.random.default_rng(1234)
 

@@ -3,7 +3,7 @@ left out, what a kink entry must lie between, and which entry is reported as
 the worst."""
 import numpy as np
 
-from gradcheck.compare import compare_block
+from gradcheck.numerics.compare import compare_block
 
 ATOL, RTOL = 1e-8, 1e-7
 # Large enough to span several of the pieces the comparison works in.

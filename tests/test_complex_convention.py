@@ -4,9 +4,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from gradcheck import analytic, modes, numeric
-from gradcheck.inputs import normalise_inputs
-from gradcheck.outputs import FlatFunction, output_specs
+from gradcheck.execution import evaluator, modes
+from gradcheck.execution.inputs import normalise_inputs
+from gradcheck.execution.outputs import FlatFunction, output_specs
+from gradcheck.jacobian import analytic
+from gradcheck.numerics import finite_differences as numeric
 
 rng = np.random.default_rng(3)
 Z = rng.normal(size=(2, 3)) + 1j * rng.normal(size=(2, 3))
@@ -28,7 +30,7 @@ def gradcheck_jacobians(fn, value):
     specs = output_specs(flat.output_names, run.forward())
     scales = analytic.row_scales(specs[0].real_size, np.random.default_rng(0))
     theoretical = analytic.analytic_jacobian(run, inputs, [0], specs, scales, 64)[(0, 0)]
-    evaluate = numeric.batched_evaluator(flat, [value], [0], "/device:CPU:0")
+    evaluate = evaluator.batched_evaluator(flat, [value], [0], "/device:CPU:0")
     numerical = numeric.numeric_jacobian(evaluate, [value], [0], specs, run.forward())
     return theoretical, numerical.blocks[(0, 0)]
 

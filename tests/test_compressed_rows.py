@@ -6,9 +6,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from gradcheck import GradientCheckError, analytic, check_gradients, compressed_rows, modes
-from gradcheck.inputs import normalise_inputs
-from gradcheck.outputs import FlatFunction, output_specs
+from gradcheck import GradientCheckError, check_gradients
+from gradcheck.execution import modes
+from gradcheck.execution.inputs import normalise_inputs
+from gradcheck.execution.outputs import FlatFunction, output_specs
+from gradcheck.jacobian import analytic
+from gradcheck.jacobian import known as compressed_rows
 
 X = np.random.default_rng(11).uniform(0.5, 1.5, size=64)
 SWAPPED = np.arange(64)

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from gradcheck import GradientCheckError, check_gradients, localise
+from gradcheck import GradientCheckError, check_gradients
+from gradcheck.methods import localise
 from tests.test_builtin_gradients import CASES
 from tests.test_wrong_gradients import (
     X,

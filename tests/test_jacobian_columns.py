@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from gradcheck import analytic, check_gradients
+from gradcheck import check_gradients
+from gradcheck.jacobian import analytic
 
 X = np.random.default_rng(3).uniform(0.5, 1.5, size=4)
 WEIGHTS = np.arange(1.0, 31.0)[:, None]

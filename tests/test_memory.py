@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from gradcheck import GradientCheckError, check_gradients, memory
+from gradcheck import GradientCheckError, check_gradients
+from gradcheck.numerics import memory
 
 TOGGLE = memory._huge_page_toggle()
 pytestmark = pytest.mark.skipif(TOGGLE is None, reason="this NumPy has no huge-page switch")

@@ -1,5 +1,7 @@
 """What `import gradcheck` offers: the names in __all__, and one family of exceptions."""
+import ast
 import inspect
+import pathlib
 import types
 
 import pytest
@@ -34,3 +36,15 @@ def test_the_exceptions_keep_the_builtin_types_users_already_catch():
 def test_an_unknown_name_is_an_attribute_error_naming_it():
     with pytest.raises(AttributeError, match="no attribute 'check_gradient'"):
         gradcheck.check_gradient  # noqa: B018
+
+
+def test_only_the_tf_module_imports_tensorflow():
+    package = pathlib.Path(gradcheck.__file__).parent
+    importing = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(name == "tensorflow" or name.startswith("tensorflow.") for name in names):
+                importing.append(str(path.relative_to(package)))
+    assert sorted(set(importing)) == ["_tf.py"]

@@ -6,7 +6,7 @@ import pathlib
 
 import tensorflow as tf
 
-from gradcheck.oplib import build_op_library
+from gradcheck import build_op_library
 
 HERE = pathlib.Path(__file__).parent
 library = build_op_library([HERE / "cube_op.cc", HERE / "roll_and_sum_op.cc"], name="example_ops")

@@ -322,7 +322,7 @@ LINALG = [
     Op("svd, singular values", "linalg", lambda x: tf.linalg.svd(x, compute_uv=False),
        (T((3, 2), distinct=True),), dtypes=WIDE),
     # float64 only: with oneDNN on, tf.vectorized_map of the float32 gradient
-    # aborts the process on some CPUs (the README's defect list).
+    # aborts the process on some CPUs (the defect list in docs/tensorflow-modes.md).
     Op("expm", "linalg", tf.linalg.expm, (T((3, 3), gs.interval(-0.5, 0.5)),),
        dtypes=("float64",), modes=NO_XLA),
     Op("expm, xla", "linalg", tf.linalg.expm, (T((3, 3), gs.interval(-0.5, 0.5)),),

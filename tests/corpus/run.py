@@ -6,7 +6,7 @@ import os
 from hypothesis import Phase, given, reject, settings
 
 from gradcheck import GradientCheckError, check_gradients
-from gradcheck.property_tests import reproduction
+from gradcheck.testing.property_tests import reproduction
 
 # Examples per (op, dtype). The first example of each traces every mode, which
 # is most of the cost; raise it for a thorough run.

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from gradcheck.check import check_gradients
 from gradcheck.errors import GradientCheckError
-from gradcheck.outputs import function_name
+from gradcheck.execution.outputs import function_name
 
 PROFILES = {
     # Derandomised and with no deadline: the first example of a mode traces

@@ -11,38 +11,16 @@ import dataclasses
 
 import numpy as np
 
-from gradcheck import _tf, compressed, layout
-from gradcheck.errors import CheckSetupError
-
-# Richardson on central differences balances truncation (h^4) against
-# rounding (eps / h) at h ~ eps^(1/5).
-_SMALL_SCALE_FLOOR = 2.0 ** -10
-_OFFSETS = np.array([1.0, -1.0, 0.5, -0.5])
-
-
-@dataclasses.dataclass
-class NumericJacobian:
-    """blocks[(k, i)]: d(real components of output k) / d(real components of input i)."""
-
-    blocks: dict
-    error_estimates: dict
-    precision: str
-
-
-def base_step(dtype):
-    return float(finfo(dtype).eps) ** 0.2
-
-
-def step_scales(x_real, dtype, eps=None):
-    """Candidate steps per real component, shape (scales, n)."""
-    magnitude = np.abs(x_real.astype(np.float64))
-    if eps is not None:
-        return (eps * np.maximum(magnitude, 1.0))[None]
-    base = base_step(dtype)
-    return np.stack([
-        base * np.maximum(magnitude, 1.0),
-        base * np.maximum(magnitude, _SMALL_SCALE_FLOOR),
-    ])
+from gradcheck.numerics import compressed, layout
+from gradcheck.numerics.dtypes import coarsest, finfo
+from gradcheck.numerics.richardson import (
+    OFFSETS,
+    extrapolated,
+    kinks_at,
+    one_sided_bounds,
+    rounding_floor,
+    step_scales,
+)
 
 
 @dataclasses.dataclass
@@ -97,7 +75,7 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
         step_precision = coarsest(x.dtype, precision or x.dtype, *(b.dtype for b in base))
         steps = step_scales(x_real, step_precision, eps)
         stepping[i] = steps, step_precision
-        per_column = len(_OFFSETS) * (x_real.size + out_size) * 8 * 4  # with temporaries
+        per_column = len(OFFSETS) * (x_real.size + out_size) * 8 * 4  # with temporaries
         chunk = int(max(1, min(budget_bytes // max(per_column, 1), x_real.size)))
 
         def by_columns(columns, i=i, x=x, x_real=x_real, steps=steps, chunk=chunk,
@@ -117,7 +95,7 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
                 sides = _with_columns(sides, redo, sides_redone, values.shape)
             grouped[i] = np.setdiff1d(np.arange(x_real.size), redo)
         column_finders[i] = by_columns
-        for k, rows in _output_rows(outputs):
+        for k, rows in layout.output_rows(outputs):
             blocks[(k, i)], kinks[(k, i)] = values[rows], kinked[rows]
             if sides is not None:
                 bounds[(k, i)] = sides[:, rows]
@@ -129,7 +107,7 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
 
     def redo_columns(i, columns):
         redone, kinks_redone, sides_redone = column_finders[i](columns)
-        for k, rows in _output_rows(outputs):
+        for k, rows in layout.output_rows(outputs):
             blocks[(k, i)][:, columns] = redone[rows]
             kinks[(k, i)][:, columns] = kinks_redone[rows]
             put_bounds(k, i, columns, None if sides_redone is None else sides_redone[:, rows])
@@ -142,7 +120,7 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
         values, spread, kinked, sides = sharpened(evaluate, i, inputs[i],
                                                   layout.real_view(inputs[i]), steps, columns,
                                                   f0, step_precision)
-        for k, rows in _output_rows(outputs):
+        for k, rows in layout.output_rows(outputs):
             blocks[(k, i)][:, columns] = values[:, rows].T
             kinks[(k, i)][:, columns] = kinked[:, rows].T
             if kinked[:, rows].any():  # then sides is not None
@@ -164,14 +142,6 @@ def _with_columns(sides, columns, new, shape):
         sides = np.empty((2,) + shape)
     sides[:, :, columns] = new
     return sides
-
-
-def _output_rows(outputs):
-    """(k, rows of output k) in the stacked real components of all outputs."""
-    row = 0
-    for k, spec in enumerate(outputs):
-        yield k, slice(row, row + spec.real_size)
-        row += spec.real_size
 
 
 def sharpened(evaluate, i, x, x_real, steps, columns, f0, precision):
@@ -328,7 +298,7 @@ def one_column(outputs_at, x_real, c, steps, f0, precision):
 
 def _one_column_at(outputs_at, x_real, c, h, f0, precision):
     ys, taken = [], []
-    for offset in _OFFSETS:
+    for offset in OFFSETS:
         x = x_real.copy()
         x[c] += offset * h
         taken.append(float(x[c]) - float(x_real[c]))  # after rounding to x's dtype
@@ -359,16 +329,16 @@ def _at_scale(evaluate, i, x, x_real, h, columns, f0, chunk, precision):
     wanted = len(columns)
     columns = np.concatenate([columns, np.repeat(columns[:1], chunk - wanted)])
     n_cols = len(columns)
-    batch_real = np.broadcast_to(x_real, (len(_OFFSETS), n_cols, x_real.size)).copy()
+    batch_real = np.broadcast_to(x_real, (len(OFFSETS), n_cols, x_real.size)).copy()
     col_axis = np.arange(n_cols)
-    batch_real[:, col_axis, columns] += (h[columns][None] * _OFFSETS[:, None]).astype(x_real.dtype)
+    batch_real[:, col_axis, columns] += (h[columns][None] * OFFSETS[:, None]).astype(x_real.dtype)
     # The step actually taken, after rounding x + h to the input's precision.
     taken = batch_real[:, col_axis, columns].astype(np.float64) - x_real[columns].astype(np.float64)
     batch = layout.from_real_view(batch_real.reshape(-1, x_real.size), x.dtype, x.shape)
     del batch_real
     results = [layout.real_view_batch(r).astype(np.float64, copy=False) for r in evaluate(i, batch)]
     y = results[0] if len(results) == 1 else np.concatenate(results, axis=1)
-    y = y.reshape(len(_OFFSETS), n_cols, -1)
+    y = y.reshape(len(OFFSETS), n_cols, -1)
     value, estimate = np.empty((wanted, f0.size)), np.empty((wanted, f0.size))
     kink = np.empty((wanted, f0.size), dtype=bool)
     sides = None  # (2, cols, out) once an entry is on a kink; read only there
@@ -400,171 +370,3 @@ def _richardson(y, taken, f0, precision):
     if not finite.all():
         value[~finite], estimate[~finite] = np.nan, np.inf
     return value, estimate, kinks_at(y, taken, f0, precision)
-
-
-def rounding_floor(value, f0, t, precision):
-    """(cols, out): how far rounding each output to `precision` (half a unit in
-    the last place, at most eps/2 * |output|) can move a Richardson value from
-    the steps t and t/2: 3 rounding errors / t."""
-    magnitude = np.abs(f0)[None, :] + np.abs(value) * t[:, None]
-    return 1.5 * float(finfo(precision).eps) * magnitude / t[:, None]
-
-
-def extrapolated(at_offsets, t):
-    """(Richardson's value, the spread between its two central differences)
-    from values at the steps t = h * _OFFSETS (t may carry axes to broadcast)."""
-    d_full = (at_offsets[0] - at_offsets[1]) / (t[0] - t[1])
-    d_half = (at_offsets[2] - at_offsets[3]) / (t[2] - t[3])
-    spread = d_half - d_full
-    return d_half + spread / 3.0, spread
-
-
-def kinks_at(y, taken, f0, dtype):
-    """(cols, out): where forward and backward differences disagree by a jump
-    that does not shrink with the step, as it would if it were curvature.
-    (In place where it can: the arrays are as large as the Jacobian.)"""
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        def one_sided(plus, minus):
-            forward = y[plus] - f0
-            forward /= taken[plus][:, None]
-            backward = f0 - y[minus]
-            backward /= -taken[minus][:, None]
-            return forward, backward
-
-        forward, backward = one_sided(2, 3)
-        jump_half = np.abs(forward - backward)
-        slope = np.maximum(np.abs(forward, out=forward), np.abs(backward, out=backward), out=forward)
-        noise = np.maximum(slope, 1.0, out=slope)
-        noise *= np.sqrt(float(finfo(dtype).eps))
-        kink = jump_half > noise
-        forward, backward = one_sided(0, 1)
-        forward -= backward
-        jump_half *= 1.5
-        kink &= np.abs(forward, out=forward) < jump_half
-        return kink
-
-
-def one_sided_bounds(y, taken, f0, kink):
-    """(2, entries): at the entries where `kink` (cols, out) is True, the least
-    and the greatest of the one-sided differences F(h/2), B(h/2) and their
-    extrapolations to step 0, 2 F(h/2) - F(h) and 2 B(h/2) - B(h). A gradient
-    at a kink must lie between them: TensorFlow's is one side or in between
-    (relu and abs at 0 give 0). A step off the domain (NaN) does not widen them.
-    Where a one-sided difference grows as the step shrinks, the value itself
-    jumps (sign, floor): the derivative there is taken as 0, which TensorFlow
-    gives, so 0 is included."""
-    cols, outs = np.nonzero(kink)
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        def one_sided(plus, minus):
-            forward = (y[plus][cols, outs] - f0[outs]) / taken[plus][cols]
-            backward = (f0[outs] - y[minus][cols, outs]) / -taken[minus][cols]
-            return forward, backward
-
-        forward, backward = one_sided(2, 3)
-        forward_full, backward_full = one_sided(0, 1)
-        jumps = ((np.abs(forward) > 1.5 * np.abs(forward_full))
-                 | (np.abs(backward) > 1.5 * np.abs(backward_full)))
-        candidates = np.stack([forward, backward, 2.0 * forward - forward_full,
-                               2.0 * backward - backward_full, np.where(jumps, 0.0, np.nan)])
-    return np.stack([np.fmin.reduce(candidates, axis=0), np.fmax.reduce(candidates, axis=0)])
-
-
-def coarsest(*dtypes):
-    """The least precise of some floating or complex dtypes (names or numpy)."""
-    return max((str(np.dtype(d)) if not isinstance(d, str) else d for d in dtypes),
-               key=lambda d: float(finfo(d).eps))
-
-
-def finfo(dtype):
-    import ml_dtypes  # installed with TensorFlow; its finfo knows bfloat16 too
-
-    return ml_dtypes.finfo(layout.real_numpy_dtype(dtype))
-
-
-def batched_evaluator(target, inputs, out_index, device):
-    """`evaluate(i, batch)` for `numeric_jacobian` (see BatchedEvaluator)."""
-    return BatchedEvaluator(target, inputs, out_index, device)
-
-
-class BatchedEvaluator:
-    """`evaluate(i, batch)`: the differentiable outputs for a batch of values of
-    input i, the other inputs fixed at `inputs`.
-
-    Vectorised in one tf.function where `tf.vectorized_map` can convert the
-    function; else one perturbed input at a time (`at`: Defun calls, captured
-    variables, functions that read tensor values in Python).
-    """
-
-    def __init__(self, target, inputs, out_index, device):
-        tf = _tf.tf()
-        self.device, self.target, self.out_index = device, target, out_index
-        self.fixed = [tf.constant(v) for v in inputs]
-        # Perturbed values of variables are assigned to them: vectorised, the
-        # reads would be hoisted out of the loop and see none of them.
-        self._vectorises = not getattr(target, "variable_slots", None)
-        self._traces, self._traced = True, None
-
-    def __call__(self, i, batch):
-        if self._vectorises:
-            try:
-                return self._vectorised(i, batch)
-            except CheckSetupError:
-                raise
-            except Exception:  # noqa: BLE001  (one at a time raises the real error)
-                self._vectorises = False
-        rows = [self.at(i, xi) for xi in batch]
-        return [np.stack(column) for column in zip(*rows)]
-
-    def _vectorised(self, i, batch):
-        """All of input i's values in one call. The other inputs are arguments
-        too, so the trace is cached on the target and reused by later checks."""
-        from gradcheck.modes import compiled
-
-        tf = _tf.tf()
-        target, out_index = self.target, self.out_index
-
-        def build():
-            return tf.function(
-                lambda b, others: _tf.vectorized_map(
-                    lambda xi: _outputs_with(target, out_index, others, i, xi), b),
-                autograph=False)
-
-        function = compiled(target, ("finite differences", i, tuple(out_index)), build)
-        with tf.device(self.device):
-            return [_tf.to_numpy(r) for r in function(tf.constant(batch), self.fixed)]
-
-    def at(self, i, xi):
-        """The differentiable outputs with input i at one value `xi`, from the
-        probe's trace of the function (nothing is traced here), or eagerly for a
-        function that cannot be traced. Fast mode projects one perturbed input
-        at a time: for large inputs that is as fast as a batch, and needs no
-        batch-sized temporaries."""
-        tf = _tf.tf()
-        tensors = list(self.fixed)
-        with tf.device(self.device):
-            tensors[i] = tf.constant(xi)
-            outputs = self._forward(tensors)
-        return [_tf.to_numpy(outputs[k]) for k in self.out_index]
-
-    def _forward(self, tensors):
-        from gradcheck.modes import traced_forward
-
-        if self._traces:
-            try:
-                if self._traced is None:
-                    # Kept here too: not every target caches its traces.
-                    self._traced = traced_forward(self.target, "function", self.device)
-                return self._traced(*tensors)
-            except CheckSetupError:
-                raise
-            except Exception:  # noqa: BLE001  (the eager call raises the real error)
-                self._traces = False
-        return self.target(tensors)
-
-
-def _outputs_with(target, out_index, tensors, i, xi):
-    """The differentiable outputs of `target` with input i replaced by xi."""
-    tensors = list(tensors)
-    tensors[i] = xi
-    outputs = target(tensors)
-    return [outputs[k] for k in out_index]

@@ -14,8 +14,10 @@ import dataclasses
 
 import numpy as np
 
-from gradcheck import layout
-from gradcheck.numeric import base_step, extrapolated, finfo, one_column, step_scales
+from gradcheck.numerics import layout
+from gradcheck.numerics.dtypes import finfo
+from gradcheck.numerics.finite_differences import one_column
+from gradcheck.numerics.richardson import base_step, extrapolated, step_scales
 
 PROJECTIONS = 2
 # Where the whole Jacobian is small, more projections cost little and make a
@@ -72,7 +74,7 @@ class Finding:
 class NumericColumn:
     """Finite differences of every output with respect to one input component,
     kept at the rows where they are not zero. On a kink or step, a row holds
-    the range of its one-sided differences (numeric.one_sided_bounds), elsewhere
+    the range of its one-sided differences (richardson.one_sided_bounds), elsewhere
     low == high, Richardson's value."""
 
     rows: np.ndarray

@@ -9,8 +9,8 @@ import sys
 
 import numpy as np
 
-from gradcheck import config as configuration
 from gradcheck.errors import CommandLineError
+from gradcheck.testing import config as configuration
 
 USAGE_ERROR = 2
 
@@ -108,7 +108,7 @@ def main(argv=None):
 
 
 def _validate_dtypes(dtypes):
-    from gradcheck.compare import TOLERANCES
+    from gradcheck.numerics.compare import TOLERANCES
 
     unknown = [d for d in dtypes if d not in TOLERANCES]
     if unknown:

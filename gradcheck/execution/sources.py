@@ -4,7 +4,7 @@ import numpy as np
 
 from gradcheck import _tf
 from gradcheck.errors import CheckSetupError
-from gradcheck.modes import GradientSlots, TracedRunner
+from gradcheck.execution.modes import GradientSlots, TracedRunner
 
 
 class ModeNotApplicable(Exception):
@@ -163,7 +163,7 @@ def describe_source(fn, target, values, override_map):
 
 
 def _traced_ops(target, values):
-    from gradcheck.forward import traced
+    from gradcheck.execution.probes import traced
 
     tf = _tf.tf()
     specs = [tf.TensorSpec(np.shape(v), tf.as_dtype(np.asarray(v).dtype)) for v in values]

@@ -13,7 +13,7 @@ every projection, and the projection is judged again.
 """
 import numpy as np
 
-from gradcheck.fast import allowed_error, column_finding, gradient_tolerance
+from gradcheck.methods.projections import allowed_error, column_finding, gradient_tolerance
 
 # Past this many components left out of one input, fast mode gives up on the
 # projection (each costs about log2(n) evaluations) and says to use full mode.

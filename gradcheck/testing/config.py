@@ -40,7 +40,7 @@ class CheckConfig:
 def _scaled(override, column, scale):
     if scale == 1.0:
         return override
-    from gradcheck.compare import TOLERANCES
+    from gradcheck.numerics.compare import TOLERANCES
 
     if override is None or isinstance(override, dict):
         given = override or {}

@@ -74,7 +74,7 @@ def _normalise_one(name, value):
 
 def require_finite_inputs(check_inputs):
     """Finite differences around a NaN or an infinity mean nothing: refuse them."""
-    from gradcheck import layout
+    from gradcheck.numerics import layout
 
     for x in check_inputs:
         if not x.differentiable:
@@ -127,7 +127,7 @@ def captured_variables(fn, check_inputs):
 def _argument_names(fn, count):
     """Parameter names of `fn` where they can be read, else x0, x1, ..."""
     fallback = [f"x{i}" for i in range(count)]
-    from gradcheck.outputs import unwrap
+    from gradcheck.execution.outputs import unwrap
 
     try:
         parameters = list(inspect.signature(unwrap(fn)).parameters.values())

@@ -4,9 +4,10 @@ import re
 
 import numpy as np
 
-from gradcheck import _tf, layout
-from gradcheck.devices import CPU
+from gradcheck import _tf
 from gradcheck.errors import CheckSetupError
+from gradcheck.execution.devices import CPU
+from gradcheck.numerics import layout
 
 # Largest dense Jacobian (real components, out x in) held in full mode.
 MAX_JACOBIAN_ENTRIES = 1 << 24
@@ -45,7 +46,7 @@ def probe(target, values):
 def traced(target):
     """The target as one tf.function on the CPU, cached on the target: the
     same trace as function mode's forward pass there."""
-    from gradcheck.modes import traced_forward
+    from gradcheck.execution.modes import traced_forward
 
     return traced_forward(target, "function", CPU)
 

@@ -9,7 +9,7 @@ import dataclasses
 
 import numpy as np
 
-# dtype of the gradient under test: (atol, rtol). Keep the README table in step.
+# dtype of the gradient under test: (atol, rtol). Keep the table in docs/verdict.md in step.
 TOLERANCES = {
     "float16": (1e-2, 1e-2),
     "bfloat16": (1e-1, 5e-2),
@@ -72,7 +72,7 @@ def compare_block(actual, expected, atol, rtol, kinks=None, support=None, exact_
     `slack`, if given, is added to each entry's allowed error: the reference's
     own uncertainty there (see numeric.sharpened).
     `bounds`, if given with `kinks`, is the (2, rows, columns) least and
-    greatest one-sided difference (see numeric.one_sided_bounds): a kink entry is then
+    greatest one-sided difference (see richardson.one_sided_bounds): a kink entry is then
     judged, not left out: it passes when the gradient lies between them, within
     atol + rtol * max(|least|, |greatest|)."""
     if actual.size == 0:

@@ -11,7 +11,9 @@ import functools
 
 import numpy as np
 
-from gradcheck import layout
+from gradcheck.numerics import layout
+from gradcheck.numerics.richardson import OFFSETS, kinks_at, one_sided_bounds
+from gradcheck.numerics.richardson import extrapolated as richardson
 
 # Compress only when it saves at least this factor of evaluations.
 MIN_SAVING = 4
@@ -107,17 +109,14 @@ def _disjoint_groups(keys, partners, n_keys, n_partners):
 
 
 def fill(evaluate, i, x, x_real, h, f0, support, grouping, retry_estimate, precision):
-    """(values, kinks, the kinks' bounds or None: see numeric.one_sided_bounds),
+    """(values, kinks, the kinks' bounds or None: see richardson.one_sided_bounds),
     (out, n) like the Jacobian blocks, from one evaluation per group, and the
     columns to difference one at a time instead: those of groups whose outputs
     contradict the pattern, and those whose error estimate is poor. Work is
     done on the pattern's nonzero entries only."""
-    from gradcheck.numeric import extrapolated as richardson
-    from gradcheck.numeric import kinks_at, one_sided_bounds
-
     members, covered = grouping
     n = x_real.size
-    offsets = np.array([1.0, -1.0, 0.5, -0.5])
+    offsets = OFFSETS
     directions = np.zeros((len(members), n))
     group_of = np.empty(n, dtype=int)
     for g, columns in enumerate(members):

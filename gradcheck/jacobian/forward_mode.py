@@ -6,8 +6,9 @@ Jacobian and the finite differences block for block.
 """
 import numpy as np
 
-from gradcheck import _tf, layout
-from gradcheck.modes import dense_or_zeros, gradient_sources
+from gradcheck import _tf
+from gradcheck.execution.modes import dense_or_zeros, gradient_sources
+from gradcheck.numerics import layout
 
 # ForwardAccumulator runs eagerly and inside tf.function; a v1 graph has no use for it.
 JVP_MODES = ("eager", "function", "xla")

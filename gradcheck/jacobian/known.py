@@ -49,8 +49,9 @@ import functools
 
 import numpy as np
 
-from gradcheck import _tf, analytic, compressed, layout
 from gradcheck.errors import CheckSetupError
+from gradcheck.jacobian import analytic
+from gradcheck.numerics import compressed, dtypes, layout
 
 # Coarser tolerances would let two swapped rows pass on a ratio of weights.
 COARSEST_RTOL = 1e-3
@@ -136,9 +137,9 @@ class KnownJacobian:
         cotangents, weights = [], np.empty_like(drawn)
         for k, spec in enumerate(self.outputs):
             rows = slice(self.offsets[k], self.offsets[k + 1])
-            real = drawn[:, rows].astype(layout.real_numpy_dtype(_np_dtype(spec.dtype)))
+            real = drawn[:, rows].astype(layout.real_numpy_dtype(dtypes.numpy_dtype(spec.dtype)))
             weights[:, rows] = real
-            cotangents.append(layout.from_real_view(real, _np_dtype(spec.dtype), spec.shape))
+            cotangents.append(layout.from_real_view(real, dtypes.numpy_dtype(spec.dtype), spec.shape))
         return weights, cotangents
 
     def _projected_allowance(self, i, tolerance):
@@ -164,7 +165,7 @@ class KnownJacobian:
 
     def _eps(self, k, i):
         """The rounding unit of the VJP from output k to input i: the coarser dtype's."""
-        return max(float(np.finfo(layout.real_numpy_dtype(_np_dtype(dtype))).eps)
+        return max(float(np.finfo(layout.real_numpy_dtype(dtypes.numpy_dtype(dtype))).eps)
                    for dtype in (self.outputs[k].dtype, self.inputs[i].dtype))
 
     @functools.cached_property
@@ -233,12 +234,12 @@ class _GroupPlan:
         self.cotangents, self.weights = [], np.empty(offsets[-1])
         for k, spec in enumerate(outputs):
             rows = np.arange(offsets[k], offsets[k + 1])
-            real_dtype = layout.real_numpy_dtype(_np_dtype(spec.dtype))
+            real_dtype = layout.real_numpy_dtype(dtypes.numpy_dtype(spec.dtype))
             real = np.zeros((len(groups), spec.real_size), dtype=real_dtype)
             real[self.group_of[rows], rows - offsets[k]] = drawn[rows]
             # The weights as the output's dtype holds them, which is what the VJP sees.
             self.weights[rows] = real[self.group_of[rows], rows - offsets[k]]
-            self.cotangents.append(layout.from_real_view(real, _np_dtype(spec.dtype), spec.shape))
+            self.cotangents.append(layout.from_real_view(real, dtypes.numpy_dtype(spec.dtype), spec.shape))
 
     def read(self, position, sums, tolerances):
         """The entries on the pattern from the groups' VJP `sums` (groups, columns),
@@ -299,6 +300,3 @@ def _vjps_one_row_at_a_time(run, cotangents):
     finally:
         run.row_by_row = vectorized
 
-
-def _np_dtype(name):
-    return np.dtype(_tf.numpy_dtype(name))

@@ -1,11 +1,13 @@
 """`assert_no_gradient`: a test that an op has no gradient, on purpose."""
 import numpy as np
 
-from gradcheck import _tf, forward, modes
-from gradcheck.devices import resolve_devices, short_name
+from gradcheck import _tf
 from gradcheck.errors import GradientCheckError
-from gradcheck.inputs import normalise_inputs
-from gradcheck.outputs import FlatFunction, describe_function, output_specs
+from gradcheck.execution import modes
+from gradcheck.execution import probes as forward
+from gradcheck.execution.devices import resolve_devices, short_name
+from gradcheck.execution.inputs import normalise_inputs
+from gradcheck.execution.outputs import FlatFunction, describe_function, output_specs
 
 _NO_GRADIENT_MARKERS = ("No gradient defined", "gradient registry has no entry")
 

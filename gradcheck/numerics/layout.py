@@ -40,3 +40,12 @@ def component_label(name, shape, is_complex, component):
     if is_complex:
         label += ".imag" if part else ".real"
     return label
+
+
+def output_rows(outputs):
+    """(k, rows of output k) in the stacked real components of all `outputs`
+    (anything with a `real_size`): the one place that lays outputs end to end."""
+    row = 0
+    for k, spec in enumerate(outputs):
+        yield k, slice(row, row + spec.real_size)
+        row += spec.real_size

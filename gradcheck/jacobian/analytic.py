@@ -7,7 +7,7 @@ scale back out is exact.
 """
 import numpy as np
 
-from gradcheck import _tf, layout
+from gradcheck.numerics import dtypes, layout
 
 _SCALES = np.array([-2.0, -0.5, 0.5, 2.0, 4.0])
 
@@ -47,31 +47,23 @@ def analytic_jacobian(run, inputs, wrt, outputs, scales, batch_size):
             check_gradient_shape(grads[position], inputs[i], batch_size)
             np.multiply(layout.real_view_batch(grads[position])[: stop - start],
                         inverse[start:stop, None], out=rows_per_input[i][start:stop])
-    blocks = {}
-    for i in wrt:
-        row = 0
-        for k, spec in enumerate(outputs):
-            blocks[(k, i)] = rows_per_input[i][row:row + spec.real_size]
-            row += spec.real_size
-    return blocks
+    return _split_rows(rows_per_input, wrt, outputs)
 
 
 def _cotangents(outputs, rows, scales, batch_size):
     """One cotangent array per output for the given Jacobian rows, padded to
     `batch_size` with zeros so that every call has the same shape."""
-    result, offset = [], 0
-    for spec in outputs:
-        real = np.zeros((batch_size, spec.real_size), dtype=layout.real_numpy_dtype(_np_dtype(spec.dtype)))
-        mine = (rows >= offset) & (rows < offset + spec.real_size)
+    result = []
+    for k, own in layout.output_rows(outputs):
+        spec = outputs[k]
+        real_dtype = layout.real_numpy_dtype(dtypes.numpy_dtype(spec.dtype))
+        real = np.zeros((batch_size, spec.real_size), dtype=real_dtype)
+        mine = (rows >= own.start) & (rows < own.stop)
         positions = np.nonzero(mine)[0]
-        real[positions, rows[mine] - offset] = scales[rows[mine]]
-        result.append(layout.from_real_view(real, _np_dtype(spec.dtype), spec.shape))
-        offset += spec.real_size
+        real[positions, rows[mine] - own.start] = scales[rows[mine]]
+        result.append(layout.from_real_view(real, dtypes.numpy_dtype(spec.dtype), spec.shape))
     return result
 
-
-def _np_dtype(name):
-    return np.dtype(_tf.numpy_dtype(name))
 
 
 def check_gradient_shape(gradient, check_input, batch_size):
@@ -125,7 +117,7 @@ def jacobian_by_columns(run, inputs, wrt, outputs, scales, batch_size, rng, tole
 
 def _random_cotangent(spec, rng):
     values = rng.choice([-1.0, 1.0], size=spec.shape) * rng.uniform(0.5, 1.5, size=spec.shape)
-    return values.astype(_np_dtype(spec.dtype))
+    return values.astype(dtypes.numpy_dtype(spec.dtype))
 
 
 def _tangents(inputs, wrt, offsets, columns, scales, batch_size):
@@ -140,13 +132,7 @@ def _tangents(inputs, wrt, offsets, columns, scales, batch_size):
 
 
 def _split_rows(per_input, wrt, outputs):
-    blocks = {}
-    for i in wrt:
-        row = 0
-        for k, spec in enumerate(outputs):
-            blocks[(k, i)] = per_input[i][row:row + spec.real_size]
-            row += spec.real_size
-    return blocks
+    return {(k, i): per_input[i][rows] for i in wrt for k, rows in layout.output_rows(outputs)}
 
 
 def _verify_against_vjps(run, blocks, inputs, wrt, outputs, rng, tolerance_for, batch_size,
@@ -154,12 +140,13 @@ def _verify_against_vjps(run, blocks, inputs, wrt, outputs, rng, tolerance_for, 
     """Padded to `batch_size` rows, the batch the mode's VJPs are built for."""
     us = [np.concatenate([_random_cotangent(spec, rng).reshape(-1) for spec in outputs])
           for _ in range(count)]
-    cotangents, offset = [], 0
-    for spec in outputs:
+    cotangents = []
+    for k, own in layout.output_rows(outputs):
+        spec = outputs[k]
         rows = np.zeros((batch_size, spec.real_size))
-        rows[:count] = [u[offset:offset + spec.real_size] for u in us]
-        cotangents.append(rows.astype(_np_dtype(spec.dtype)).reshape((batch_size,) + tuple(spec.shape)))
-        offset += spec.real_size
+        rows[:count] = [u[own] for u in us]
+        shape = (batch_size, *spec.shape)
+        cotangents.append(rows.astype(dtypes.numpy_dtype(spec.dtype)).reshape(shape))
     grads = run.vjp(cotangents)
     for position, i in enumerate(wrt):
         check_gradient_shape(grads[position], inputs[i], batch_size)

@@ -1,0 +1,94 @@
+"""The function evaluated at perturbed inputs, for finite differences."""
+import numpy as np
+
+from gradcheck import _tf
+from gradcheck.errors import CheckSetupError
+
+
+def batched_evaluator(target, inputs, out_index, device):
+    """`evaluate(i, batch)` for `numeric_jacobian` (see BatchedEvaluator)."""
+    return BatchedEvaluator(target, inputs, out_index, device)
+
+
+class BatchedEvaluator:
+    """`evaluate(i, batch)`: the differentiable outputs for a batch of values of
+    input i, the other inputs fixed at `inputs`.
+
+    Vectorised in one tf.function where `tf.vectorized_map` can convert the
+    function; else one perturbed input at a time (`at`: Defun calls, captured
+    variables, functions that read tensor values in Python).
+    """
+
+    def __init__(self, target, inputs, out_index, device):
+        tf = _tf.tf()
+        self.device, self.target, self.out_index = device, target, out_index
+        self.fixed = [tf.constant(v) for v in inputs]
+        # Perturbed values of variables are assigned to them: vectorised, the
+        # reads would be hoisted out of the loop and see none of them.
+        self._vectorises = not getattr(target, "variable_slots", None)
+        self._traces, self._traced = True, None
+
+    def __call__(self, i, batch):
+        if self._vectorises:
+            try:
+                return self._vectorised(i, batch)
+            except CheckSetupError:
+                raise
+            except Exception:  # noqa: BLE001  (one at a time raises the real error)
+                self._vectorises = False
+        rows = [self.at(i, xi) for xi in batch]
+        return [np.stack(column) for column in zip(*rows)]
+
+    def _vectorised(self, i, batch):
+        """All of input i's values in one call. The other inputs are arguments
+        too, so the trace is cached on the target and reused by later checks."""
+        from gradcheck.execution.modes import compiled
+
+        tf = _tf.tf()
+        target, out_index = self.target, self.out_index
+
+        def build():
+            return tf.function(
+                lambda b, others: _tf.vectorized_map(
+                    lambda xi: _outputs_with(target, out_index, others, i, xi), b),
+                autograph=False)
+
+        function = compiled(target, ("finite differences", i, tuple(out_index)), build)
+        with tf.device(self.device):
+            return [_tf.to_numpy(r) for r in function(tf.constant(batch), self.fixed)]
+
+    def at(self, i, xi):
+        """The differentiable outputs with input i at one value `xi`, from the
+        probe's trace of the function (nothing is traced here), or eagerly for a
+        function that cannot be traced. Fast mode projects one perturbed input
+        at a time: for large inputs that is as fast as a batch, and needs no
+        batch-sized temporaries."""
+        tf = _tf.tf()
+        tensors = list(self.fixed)
+        with tf.device(self.device):
+            tensors[i] = tf.constant(xi)
+            outputs = self._forward(tensors)
+        return [_tf.to_numpy(outputs[k]) for k in self.out_index]
+
+    def _forward(self, tensors):
+        from gradcheck.execution.modes import traced_forward
+
+        if self._traces:
+            try:
+                if self._traced is None:
+                    # Kept here too: not every target caches its traces.
+                    self._traced = traced_forward(self.target, "function", self.device)
+                return self._traced(*tensors)
+            except CheckSetupError:
+                raise
+            except Exception:  # noqa: BLE001  (the eager call raises the real error)
+                self._traces = False
+        return self.target(tensors)
+
+
+def _outputs_with(target, out_index, tensors, i, xi):
+    """The differentiable outputs of `target` with input i replaced by xi."""
+    tensors = list(tensors)
+    tensors[i] = xi
+    outputs = target(tensors)
+    return [outputs[k] for k in out_index]

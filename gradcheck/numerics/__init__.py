@@ -1,0 +1,1 @@
+"""numerics: finite differences, tolerances and comparisons, with numpy alone (no TensorFlow)."""

@@ -1,0 +1,20 @@
+"""Dtype facts from numpy and ml_dtypes (bfloat16), without TensorFlow."""
+import ml_dtypes  # installed with TensorFlow; it knows bfloat16
+import numpy as np
+
+from gradcheck.numerics import layout
+
+
+def numpy_dtype(name):
+    """The numpy dtype for a floating or complex dtype name, bfloat16 included."""
+    return np.dtype(ml_dtypes.bfloat16) if str(name) == "bfloat16" else np.dtype(name)
+
+
+def coarsest(*dtypes):
+    """The least precise of some floating or complex dtypes (names or numpy)."""
+    return max((str(np.dtype(d)) if not isinstance(d, str) else d for d in dtypes),
+               key=lambda d: float(finfo(d).eps))
+
+
+def finfo(dtype):
+    return ml_dtypes.finfo(layout.real_numpy_dtype(dtype))

@@ -1,0 +1,1 @@
+"""testing: the pytest plugin, Hypothesis strategies, the command line and op builds."""

@@ -1,0 +1,250 @@
+"""The pytest plugin, registered through the pytest11 entry point.
+
+Every pytest run in the environment imports this module, so it imports nothing
+heavy: TensorFlow is loaded by the first check (or by the tf_device fixture).
+"""
+import pytest
+
+from gradcheck.testing import config as configuration
+from gradcheck.testing.session import CheckLog, summary_lines
+
+LOG = pytest.StashKey()
+CURRENT_TEST = pytest.StashKey()
+_UNCOVERED = pytest.StashKey()  # gradients the coverage gate found unchecked
+
+_OPTIONS = [
+    # (name, help, parse)
+    ("devices", "devices to check on: cpu, gpu, all, or device names (GPU:1), comma-separated",
+     configuration.parse_list),
+    ("modes", "execution modes: eager, function, graph, xla, comma-separated (default: all)",
+     configuration.parse_list),
+    ("method", "auto or full", str),
+    ("tolerance-scale", "multiply every tolerance by this factor", configuration.parse_scale),
+    ("json", "write a JSON report of every check to this path", str),
+    ("artifacts", "folder for failure artifacts (heatmaps of |analytic - numeric|)", str),
+    ("strict", "a mode that cannot run here fails the check instead of being skipped",
+     configuration.parse_bool),
+    ("require-coverage", "fail the run if PACKAGE registers a gradient that no check exercised",
+     str),
+    ("hypothesis-profile", "load gradcheck's Hypothesis settings profile: ci (derandomised, "
+     "50 examples, no deadline) or dev (20 examples, no deadline)", str),
+]
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("gradcheck", "gradient checks (gradcheck)")
+    for name, help_text, parse in _OPTIONS:
+        ini = "gradcheck_" + name.replace("-", "_")
+        if parse is configuration.parse_bool:
+            group.addoption(f"--gradcheck-{name}", action="store_true", default=None,
+                            dest=ini, help=f"{help_text} (ini: {ini})")
+        else:
+            group.addoption(f"--gradcheck-{name}", dest=ini, default=None, type=parse,
+                            metavar=name.split("-")[-1].upper(), help=f"{help_text} (ini: {ini})")
+        parser.addini(ini, help_text, default=None)
+
+
+def option(config, name):
+    """The command-line value of --gradcheck-NAME, else its ini twin, parsed."""
+    key = "gradcheck_" + name.replace("-", "_")
+    value = config.getoption(key)
+    if value is not None:
+        return value
+    raw = config.getini(key)
+    if raw in (None, "", []):
+        return None
+    parse = dict((n, p) for n, _, p in _OPTIONS)[name]
+    try:
+        return parse(raw)
+    except Exception as error:  # noqa: BLE001  (any parse failure is a usage error)
+        raise pytest.UsageError(f"ini option {key} = {raw!r}: {error}") from None
+
+
+def session_config(config):
+    return configuration.CheckConfig(
+        modes=option(config, "modes"), devices=option(config, "devices"),
+        method=option(config, "method") or "auto",
+        tolerance_scale=option(config, "tolerance-scale") or 1.0,
+        strict=bool(option(config, "strict")))
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "gradcheck(modes=, devices=, method=, order=, atol=, rtol=, tolerance_scale=, "
+        "strict=): configure the gradient checks of this test")
+    config.stash[LOG] = CheckLog()
+    config.stash[CURRENT_TEST] = None
+    profile = option(config, "hypothesis-profile")
+    if profile:
+        load_hypothesis_profile(profile)
+
+
+def load_hypothesis_profile(name):
+    from hypothesis import settings
+
+    from gradcheck.testing.property_tests import PROFILES, register_profiles
+
+    register_profiles()
+    full = name if name.startswith("gradcheck-") else f"gradcheck-{name}"
+    if full not in PROFILES:
+        raise pytest.UsageError(f"--gradcheck-hypothesis-profile={name!r}: choose ci or dev")
+    settings.load_profile(full)
+
+
+def pytest_runtest_setup(item):
+    item.config.stash[CURRENT_TEST] = item
+
+
+class BoundChecker:
+    """check_gradients with the session's and the test's configuration applied,
+    recording every report for the summary."""
+
+    def __init__(self, config):
+        self.config = config
+
+    def __call__(self, fn, inputs, **kwargs):
+        from gradcheck.check import check_gradients
+        from gradcheck.errors import GradientCheckError
+
+        item = self.config.stash[CURRENT_TEST]
+        merged = self.configuration(item)
+        options = {**merged.check_kwargs(), **kwargs}
+        log = self.config.stash[LOG]
+        test = item.nodeid if item is not None else ""
+        options["devices"], missing = self._available(options["devices"], options.get("strict"))
+        for reason in missing:
+            log.add_skipped(test, getattr(fn, "__name__", repr(fn)), reason)
+        try:
+            report = check_gradients(fn, inputs, **options)
+        except GradientCheckError as error:
+            self._record(log, error.report, test, item)
+            raise
+        except Exception as error:
+            log.add_error(test, getattr(fn, "__name__", repr(fn)), error)
+            raise
+        self._record(log, report, test, item)
+        return report
+
+    @staticmethod
+    def _available(devices, strict):
+        """The configured devices TensorFlow sees; a missing GPU skips (or, strict, fails)."""
+        from gradcheck.errors import DeviceUnavailable
+        from gradcheck.execution.devices import resolve_devices
+
+        if not devices:
+            return devices, []
+        if isinstance(devices, str):
+            devices = configuration.parse_list(devices)
+        available, missing = [], []
+        for device in devices:
+            try:
+                available += resolve_devices([device])
+            except DeviceUnavailable as error:
+                missing.append(str(error))
+        if missing and (strict or not available):
+            if strict:
+                pytest.fail("strict: " + "; ".join(missing), pytrace=False)
+            pytest.skip("; ".join(missing))
+        return available, missing
+
+    def configuration(self, item):
+        merged = session_config(self.config)
+        if item is not None:
+            for mark in reversed(list(item.iter_markers("gradcheck"))):
+                merged = merged.merged(**mark.kwargs)
+        return merged
+
+    def _record(self, log, report, test, item):
+        log.add(report, test)
+        if item is not None:
+            item.user_properties.append(("gradcheck", f"{report.function}: "
+                                         f"{'ok' if report.ok else 'FAILED'} "
+                                         f"({len(report.pairs)} blocks, source {report.source})"))
+        artifacts = option(self.config, "artifacts")
+        if artifacts and not report.ok:
+            from gradcheck.testing.heatmap import save_heatmaps
+
+            save_heatmaps(report, artifacts, test)
+
+
+@pytest.fixture(scope="session")
+def gradcheck(request):
+    """check_gradients bound to the command line, ini and the test's marker.
+
+    Session-scoped so that Hypothesis' function-scoped-fixture health check
+    does not fire in @given tests; the marker is read from the running test.
+    """
+    return BoundChecker(request.config)
+
+
+def _device_params(config):
+    devices = option(config, "devices") or ("cpu",)
+    if any(d.lower() == "all" for d in devices):
+        from gradcheck import _tf
+
+        return [d.name.replace("/device:", "")
+                for d in _tf.tf().config.list_logical_devices() if d.device_type in ("CPU", "GPU")]
+    return list(devices)
+
+
+def pytest_generate_tests(metafunc):
+    if "tf_device" in metafunc.fixturenames:
+        metafunc.parametrize("tf_device", _device_params(metafunc.config), indirect=True)
+
+
+@pytest.fixture
+def tf_device(request):
+    """A TensorFlow device name, one per configured device; GPUs TensorFlow
+    cannot see are skipped with the reason."""
+    from gradcheck.errors import DeviceUnavailable
+    from gradcheck.execution.devices import resolve_devices
+
+    try:
+        return resolve_devices([request.param])[0]
+    except DeviceUnavailable as error:
+        pytest.skip(str(error))
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    log = config.stash[LOG]
+    if log.rows:
+        terminalreporter.section("gradcheck")
+        for line in summary_lines(log.summary_rows()):
+            terminalreporter.write_line(line)
+    json_path = option(config, "json")
+    if json_path:
+        terminalreporter.write_line(f"gradcheck: JSON report written to {json_path}")
+    gap = config.stash.get(_UNCOVERED, None)
+    if gap:
+        terminalreporter.section("gradcheck coverage", red=True)
+        terminalreporter.write_line(f"{len(gap)} gradient(s) defined by "
+                                    f"{option(config, 'require-coverage')} were never checked:")
+        for name, where in sorted(gap.items()):
+            terminalreporter.write_line(f"  {name}: {where}")
+
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    log = config.stash[LOG]
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: hand the rows to the controller
+        config.workeroutput["gradcheck"] = log.to_dict()
+        return
+    json_path = option(config, "json")
+    if json_path:
+        log.write_json(json_path)
+    package = option(config, "require-coverage")
+    if package:
+        from gradcheck.testing.coverage import uncovered
+
+        gap = uncovered(package, log.gradients_used)
+        config.stash[_UNCOVERED] = gap
+        if gap and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    data = getattr(node, "workeroutput", {}).get("gradcheck")
+    if data:
+        node.config.stash[LOG].merge(data)
