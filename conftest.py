@@ -1,19 +1,13 @@
-"""Shared test setup: quiet TensorFlow logs, two logical CPUs, Hypothesis profiles."""
+"""Shared test setup: quiet TensorFlow logs, two logical CPUs, and gradcheck's
+Hypothesis profile (the profiles themselves are defined once, in
+gradcheck.testing.property_tests)."""
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import pytest
-from hypothesis import HealthCheck, settings
 
 pytest_plugins = ["pytester"]
-
-settings.register_profile(
-    "ci", deadline=None, derandomize=True, max_examples=25, print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile("dev", deadline=None, max_examples=10)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
 def _split_cpu_in_two():
@@ -41,6 +35,6 @@ def cpu_devices():
 def pytest_configure(config):
     _split_cpu_in_two()
     if not config.getoption("gradcheck_hypothesis_profile"):
-        from gradcheck.plugin import load_hypothesis_profile
+        from gradcheck.testing.plugin import load_hypothesis_profile
 
         load_hypothesis_profile("ci" if os.environ.get("CI") else "dev")
