@@ -91,7 +91,7 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
     # Finite differences run in tf.function; with an override map, or for a
     # Defun (a tape under tf.function gets no gradient for it), they must
     # differentiate the way graph mode does (tf.gradients), for order 2.
-    settings.reference_mode = "graph" if override_map or sources.is_defun(fn) else "function"
+    settings.reference_mode = "graph" if override_map or _tf.is_defun(fn) else "function"
     report.source, report.gradients_used = sources.describe_source(
         fn, base, [x.value for x in check_inputs], override_map)
     target_for = _only_where_honoured(lambda mode: base, override_map)
@@ -168,7 +168,7 @@ def _validate_options(method, order, eps, reference):
 
 
 def _mode_names(fn, requested, report):
-    if requested is None and sources.is_defun(fn):
+    if requested is None and _tf.is_defun(fn):
         report.notes.append(
             "function.Defun is graph-only: eager code cannot call it, and a GradientTape under "
             "tf.function gets no gradient for it, so only graph mode is checked. Pass modes= "

@@ -30,6 +30,7 @@ def test_the_exceptions_keep_the_builtin_types_users_already_catch():
     assert issubclass(gradcheck.GradientCheckError, AssertionError)
     assert issubclass(gradcheck.CheckSetupError, ValueError)
     assert issubclass(gradcheck.DeviceUnavailable, ValueError)
+    assert issubclass(gradcheck.CommandLineError, ValueError)
     assert issubclass(gradcheck.OpBuildError, RuntimeError)
 
 

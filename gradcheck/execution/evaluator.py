@@ -3,6 +3,7 @@ import numpy as np
 
 from gradcheck import _tf
 from gradcheck.errors import CheckSetupError
+from gradcheck.execution.modes import compiled, traced_forward
 
 
 def batched_evaluator(target, inputs, out_index, device):
@@ -42,8 +43,6 @@ class BatchedEvaluator:
     def _vectorised(self, i, batch):
         """All of input i's values in one call. The other inputs are arguments
         too, so the trace is cached on the target and reused by later checks."""
-        from gradcheck.execution.modes import compiled
-
         tf = _tf.tf()
         target, out_index = self.target, self.out_index
 
@@ -71,8 +70,6 @@ class BatchedEvaluator:
         return [_tf.to_numpy(outputs[k]) for k in self.out_index]
 
     def _forward(self, tensors):
-        from gradcheck.execution.modes import traced_forward
-
         if self._traces:
             try:
                 if self._traced is None:

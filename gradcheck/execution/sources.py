@@ -11,9 +11,6 @@ class ModeNotApplicable(Exception):
     """The gradient source has no meaning in this mode (not a failure)."""
 
 
-is_defun = _tf.is_defun
-
-
 OVERRIDE_IGNORED_BY_TAPES = (
     "TensorFlow's GradientTape ignores gradient_override_map (in eager code and inside "
     "tf.function alike: it looks gradients up by op type), so only tf.gradients, in graph "
@@ -146,7 +143,7 @@ def describe_source(fn, target, values, override_map):
     """
     if override_map:
         kind = "override map"
-    elif is_defun(fn):
+    elif _tf.is_defun(fn):
         kind = "Defun"
     else:
         kind = "built-in"
@@ -157,7 +154,7 @@ def describe_source(fn, target, values, override_map):
             kind = "custom_gradient"
         elif kind == "built-in" and _registered_outside_tensorflow(_gradient_name(op)):
             kind = "registered gradient"
-    if is_defun(fn):
+    if _tf.is_defun(fn):
         names.add(fn.name)
     return kind, sorted(names)
 

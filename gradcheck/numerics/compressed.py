@@ -116,21 +116,20 @@ def fill(evaluate, i, x, x_real, h, f0, support, grouping, retry_estimate, preci
     done on the pattern's nonzero entries only."""
     members, covered = grouping
     n = x_real.size
-    offsets = OFFSETS
     directions = np.zeros((len(members), n))
     group_of = np.empty(n, dtype=int)
     for g, columns in enumerate(members):
         directions[g, columns] = h[columns]
         group_of[columns] = g
-    real = (x_real[None, None].astype(np.float64) + offsets[:, None, None] * directions[None])
+    real = (x_real[None, None].astype(np.float64) + OFFSETS[:, None, None] * directions[None])
     batch = layout.from_real_view(real.astype(x_real.dtype).reshape(-1, n), x.dtype, x.shape)
     results = evaluate(i, batch)
     y = np.concatenate([layout.real_view_batch(r).astype(np.float64) for r in results], axis=1)
     y = y.reshape(4, len(members), -1)
     # Per unit of t, where x(t) = x + t h 1_group.
-    extrapolated, spread = richardson(y, offsets[:, None, None])
+    extrapolated, spread = richardson(y, OFFSETS[:, None, None])
     estimate = np.abs(spread)
-    taken = np.broadcast_to(offsets[:, None], (4, len(members)))
+    taken = np.broadcast_to(OFFSETS[:, None], (4, len(members)))
     kink = kinks_at(y, taken, f0, precision)
     moved = np.abs(y[0] - y[1]) > 8 * np.finfo(np.float64).eps * (np.abs(y[0]) + np.abs(y[1]))
     contradicted = (moved & ~np.stack(covered)).any(axis=1) | ~np.isfinite(extrapolated).all(axis=1)
