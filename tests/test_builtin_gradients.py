@@ -118,7 +118,8 @@ def test_at_a_kink_a_gradient_must_lie_between_the_one_sided_slopes(at_zero, rig
         assert "the one-sided differences run from 0 to 1" in report.failed_pairs[0].headline()
 
 
-@pytest.mark.parametrize("entry", [(121, 131), (193, 243), (63, 79)])
+@pytest.mark.parametrize("entry", [(121, 131), pytest.param((193, 243), marks=pytest.mark.slow),
+                                   pytest.param((63, 79), marks=pytest.mark.slow)])
 def test_a_float32_only_gradient_wrong_in_one_entry_is_found_where_rounding_looks_like_a_kink(
         entry):
     # W is float32, so the reference is too; its rounding makes the one-sided
@@ -190,7 +191,8 @@ def test_float32_only_finite_differences_allow_for_the_outputs_rounding(scale, r
     assert report.ok == right
 
 
-@pytest.mark.parametrize("seed", [0, 2, 4])
+@pytest.mark.parametrize("seed", [0, pytest.param(2, marks=pytest.mark.slow),
+                                  pytest.param(4, marks=pytest.mark.slow)])
 def test_a_right_float32_only_gradient_passes_where_long_sums_make_the_reference_noisy(seed):
     # 512 terms of about 10 per output: the float32 forward pass is off by
     # tens of units in the last place of its outputs, by more at some places in
@@ -220,6 +222,7 @@ def test_a_function_that_computes_in_float32_inside_is_judged_as_float32():
     assert {p.atol for p in report.pairs} == {1e-4}
 
 
+@pytest.mark.slow
 def test_graph_mode_batches_the_gradient_of_a_while_loop():
     # expm's gradient differentiates a while loop, which needs the loop's
     # intermediates as outputs of the forward op; the v1 graph is built with them.
@@ -228,6 +231,7 @@ def test_graph_mode_batches_the_gradient_of_a_while_loop():
     assert not any("could not batch the gradient" in note for note in report.notes)
 
 
+@pytest.mark.slow
 def test_graph_mode_adds_a_while_loops_gradient_after_its_session_has_run():
     # One row after the forward pass ran (as for the modes after the first, and
     # the determinism probe): without the intermediates the session fails with

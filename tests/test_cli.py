@@ -29,6 +29,7 @@ def gradcheck_cli(*args, cwd):
                                "PATH": "/usr/bin:/bin"})
 
 
+@pytest.mark.slow
 def test_a_right_gradient_exits_0_with_the_report(module_dir):
     result = gradcheck_cli("check", "userops:product", "--shape", "3,4", "--shape", "4",
                            "--dtype", "float32,float64", "--modes", "eager,graph", cwd=module_dir)
@@ -45,13 +46,19 @@ def test_a_wrong_gradient_exits_1_with_the_finding_first(module_dir):
     assert result.stdout.startswith("The gradient of output with respect to x is wrong")
 
 
+SLOW = pytest.mark.slow  # these import userops, and so TensorFlow, in the subprocess
+
+
 @pytest.mark.parametrize("args, message", [
     (["check", "nosuchmodule:f", "--shape", "3"], "cannot import module 'nosuchmodule'"),
-    (["check", "userops:nothing", "--shape", "3"], "has no attribute 'nothing'"),
+    pytest.param(["check", "userops:nothing", "--shape", "3"], "has no attribute 'nothing'",
+                 marks=SLOW),
     (["check", "userops", "--shape", "3"], "expected MODULE:FUNCTION"),
     (["check", "userops:product", "--shape", "3,a"], "a shape is comma-separated non-negative"),
-    (["check", "userops:product", "--shape", "3", "--dtype", "float8"], "unknown dtype(s) float8"),
-    (["check", "userops:product", "--shape", "3", "--shape", "2,2"], "the function raised"),
+    pytest.param(["check", "userops:product", "--shape", "3", "--dtype", "float8"],
+                 "unknown dtype(s) float8", marks=SLOW),
+    pytest.param(["check", "userops:product", "--shape", "3", "--shape", "2,2"],
+                 "the function raised", marks=SLOW),
 ])
 def test_usage_errors_exit_2_with_a_clear_message(module_dir, args, message):
     result = gradcheck_cli(*args, cwd=module_dir)

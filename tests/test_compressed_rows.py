@@ -209,6 +209,7 @@ def _opposite_errors_in_rows_3_and_40(error):
     return _dense(_right_only_eagerly(wrong))
 
 
+@pytest.mark.slow
 def test_projections_refuse_errors_in_two_rows_that_cancel_in_a_sum():
     # 1.5e-8 is just past the off-diagonal entries' tolerance (about 1.1e-8).
     # In a projection the column's sums move by 1.5e-8 (u_3 - u_40), which a
@@ -247,8 +248,10 @@ def _wrong_for_mostly_zero_cotangents(dy, d):
     return tf.cond(mostly_zero, lambda: 1.01 * dy * d, lambda: dy * d)
 
 
-@pytest.mark.parametrize("wrong", [_wrong_when_a_cotangent_is_zero, _drops_small_cotangents,
-                                   _wrong_for_mostly_zero_cotangents],
+@pytest.mark.parametrize("wrong", [pytest.param(_wrong_when_a_cotangent_is_zero, marks=pytest.mark.slow),
+                                   _drops_small_cotangents,
+                                   pytest.param(_wrong_for_mostly_zero_cotangents,
+                                                marks=pytest.mark.slow)],
                          ids=["wrong-with-zeros", "drops-small", "wrong-when-mostly-zero"])
 def test_dense_later_modes_whose_gradient_is_not_linear_in_its_cotangent_fail(wrong):
     # A projection's dense cotangent of weights between 1 and 2 would not show

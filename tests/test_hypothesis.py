@@ -28,6 +28,7 @@ def pair_of_broadcast_tensors(dtype="float64"):
         lambda shapes: st.tuples(gs.tensors(dtype, shapes[0]), gs.tensors(dtype, shapes[1])))
 
 
+@pytest.mark.slow
 def test_a_broadcasting_bug_is_found_and_shrunk_to_a_minimal_pair_of_shapes():
     @FIND
     @given(pair_of_broadcast_tensors())
@@ -52,6 +53,7 @@ def square_wrong_in_half_precision(x):
     return x * x, grad
 
 
+@pytest.mark.slow
 def test_a_half_precision_only_bug_is_found_and_reported_with_a_reproduction():
     test = gradient_test(square_wrong_in_half_precision,
                          [gs.tensors(gs.dtypes(), gs.shapes(min_rank=1, max_rank=1, min_side=1),
@@ -65,6 +67,7 @@ def test_a_half_precision_only_bug_is_found_and_reported_with_a_reproduction():
     assert "dtype='float16')], modes=['eager'])" in message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fn", [tf.nn.relu, tf.abs, lambda x: tf.maximum(x, -x * 0.5)],
                          ids=["relu", "abs", "maximum"])
 def test_correct_gradients_pass_with_kinks_in_the_generated_values(fn):
@@ -81,6 +84,7 @@ def test_correct_gradients_pass_with_kinks_in_the_generated_values(fn):
     assert any(kinks_seen)
 
 
+@pytest.mark.slow
 def test_an_example_that_is_mostly_kinks_is_rejected_not_failed():
     test = gradient_test(tf.abs, [gs.tensors("float64", (3,), elements=gs.interval(-1, 1, include=[0.0]))],
                          modes=["eager"], max_kink_fraction=0.0, hypothesis_settings=FIND)
@@ -92,6 +96,7 @@ def abs_with_slope_two_at_zero(x):
     return tf.abs(x), lambda dy: dy * tf.where(x == 0, tf.constant(2.0, x.dtype), tf.sign(x))
 
 
+@pytest.mark.slow
 def test_a_gradient_wrong_at_kinks_fails_however_many_kinks_the_example_has():
     # Rejecting such an example (as a passing one with mostly kinks is) would hide the bug.
     test = gradient_test(abs_with_slope_two_at_zero,

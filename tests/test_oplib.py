@@ -29,6 +29,7 @@ def test_changed_sources_get_a_new_cache_entry(tmp_path):
     assert "second_mistake" in str(second.value)  # not the cached result of the first
 
 
+@pytest.mark.slow
 def test_a_compile_error_reaches_the_user_with_the_compilers_message(tmp_path):
     source = tmp_path / "typo_op.cc"
     source.write_text('#include "tensorflow/core/framework/op.h"\nREGISTER_OP("Typo").Input("x: float")\n')

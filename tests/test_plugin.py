@@ -28,6 +28,7 @@ def run(pytester, source, *args):
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
 
 
+@pytest.mark.slow
 def test_summary_lists_every_check_worst_first(pytester):
     result = run(pytester, CHECKS)
     result.assert_outcomes(passed=1, failed=1)
@@ -40,6 +41,7 @@ def test_summary_lists_every_check_worst_first(pytester):
     assert sum("test_sin" in line and " ok " in line for line in lines) == 4  # four modes
 
 
+@pytest.mark.slow
 def test_json_report_has_rows_and_environment(pytester):
     result = run(pytester, CHECKS, "--gradcheck-json=out/report.json")
     result.assert_outcomes(passed=1, failed=1)
@@ -52,6 +54,7 @@ def test_json_report_has_rows_and_environment(pytester):
     assert "Sin" in document["gradients_used"]
 
 
+@pytest.mark.slow
 def test_junit_xml_carries_a_property_per_check(pytester):
     run(pytester, CHECKS, "--junitxml=junit.xml")
     xml = (pytester.path / "junit.xml").read_text()
@@ -59,6 +62,7 @@ def test_junit_xml_carries_a_property_per_check(pytester):
     assert 'property name="gradcheck" value="doubled_wrongly: FAILED' in xml
 
 
+@pytest.mark.slow
 def test_options_and_their_ini_twins(pytester):
     source = HEADER + """
 def test_modes(gradcheck):
@@ -89,6 +93,7 @@ def test_typo(gradcheck):
     result.stdout.fnmatch_lines(["*unknown gradcheck option(s) moods*"])
 
 
+@pytest.mark.slow
 def test_tolerance_scale_and_strict(pytester):
     source = HEADER + """
 def test_cube_like(gradcheck):
@@ -100,6 +105,7 @@ def test_cube_like(gradcheck):
     bad.stderr.fnmatch_lines(["*tolerance scale must be positive*"])
 
 
+@pytest.mark.slow
 def test_strict_turns_an_unsupported_mode_into_a_failure(pytester):
     source = HEADER + """
 def branches(x):
@@ -116,6 +122,7 @@ def test_eager_only(gradcheck):
     strict.stdout.fnmatch_lines(["*strict: function mode on CPU:0 could not be checked*"])
 
 
+@pytest.mark.slow
 def test_gradcheck_fixture_works_inside_hypothesis_given(pytester):
     source = HEADER + """
 from hypothesis import given, settings, strategies as st
@@ -131,6 +138,7 @@ def test_exp(gradcheck, value):
     result.stdout.fnmatch_lines(["*test_exp*exp*function*ok*5"])
 
 
+@pytest.mark.slow
 def test_tf_device_is_parametrized_and_a_missing_gpu_skips_with_the_reason(pytester):
     source = HEADER + """
 def test_on(gradcheck, tf_device):
@@ -141,6 +149,7 @@ def test_on(gradcheck, tf_device):
     result.stdout.fnmatch_lines(["*device 'gpu' is not available: TensorFlow sees*"])
 
 
+@pytest.mark.slow
 def test_two_logical_cpus_exercise_the_multi_device_path(pytester):
     pytester.makeconftest("""
 import tensorflow as tf
@@ -155,6 +164,7 @@ def test_both(gradcheck):
     run(pytester, source, "--gradcheck-devices=all").assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_xdist_workers_checks_are_all_gathered(pytester):
     pytest.importorskip("xdist")
     source = HEADER + "".join(f"""
@@ -168,6 +178,7 @@ def test_{i}(gradcheck):
     assert sum(line.startswith("test_checks.py::test_") for line in result.stdout.lines) == 4
 
 
+@pytest.mark.slow
 def test_a_failure_leaves_a_heatmap_in_the_artifacts_folder(pytester):
     pytest.importorskip("matplotlib")
     result = run(pytester, CHECKS, "--gradcheck-artifacts=artifacts")
@@ -197,6 +208,7 @@ def test_square(gradcheck):
 """
 
 
+@pytest.mark.slow
 def test_coverage_gate_fails_the_run_on_a_gradient_nobody_checked(pytester):
     pytester.makepyfile(myops=COVERED_PACKAGE)
     pytester.syspathinsert()
@@ -208,6 +220,7 @@ def test_coverage_gate_fails_the_run_on_a_gradient_nobody_checked(pytester):
     assert "MyopsSquareGrad:" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_coverage_gate_passes_when_every_gradient_is_checked(pytester):
     pytester.makepyfile(myops=COVERED_PACKAGE.split('@tf.RegisterGradient("MyopsForgottenGrad")')[0])
     pytester.syspathinsert()
@@ -245,6 +258,7 @@ def tripled(x):
 """
 
 
+@pytest.mark.slow
 def test_coverage_gate_counts_defuns_with_their_own_gradient(pytester):
     pytester.makepyfile(defunops=DEFUN_PACKAGE)
     pytester.syspathinsert()
@@ -261,6 +275,7 @@ def test_doubled(gradcheck):
                                  "*Defun defunops.tripled with its own gradient*"])
 
 
+@pytest.mark.slow
 def test_hypothesis_profiles_are_selected_from_the_plugin_options(pytester):
     source = HEADER + """
 from hypothesis import settings
@@ -293,6 +308,7 @@ def test_still_running_afterwards(gradcheck):
 """
 
 
+@pytest.mark.slow
 def test_bad_input_fails_its_own_test_with_the_reason_and_the_session_goes_on(pytester):
     result = run(pytester, BAD_INPUT_TESTS)
     result.assert_outcomes(passed=1, failed=4)

@@ -10,6 +10,8 @@ import pytest
 
 from tests.bugzoo import expect, zoo
 
+pytestmark = [pytest.mark.bugzoo, pytest.mark.slow]
+
 MISSES = "gradcheck misses this: "
 KNOWN_MISSES = {}
 KNOWN_FALSE_ALARMS = {}

@@ -7,6 +7,8 @@ import pytest
 from tests.corpus.ops import OPS
 from tests.corpus.run import check_dtype
 
+pytestmark = [pytest.mark.corpus, pytest.mark.slow]
+
 CASES = [pytest.param(op, dtype, id=f"{op.name}-{dtype}",
                       marks=[pytest.mark.xfail(strict=True, reason=op.defect)] if op.defect else [])
          for op in OPS for dtype in op.dtypes]
