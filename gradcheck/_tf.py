@@ -5,6 +5,7 @@ imported by every pytest run in the environment, so nothing here imports it
 until a check actually needs it.
 """
 import contextlib
+import importlib
 import os
 
 _INSTALL_HINT = (
@@ -29,6 +30,13 @@ def tf():
     return _module
 
 
+def _internal(name):
+    """A module of `tensorflow.python`, after `tf()` so that a missing
+    TensorFlow gets the install hint."""
+    tf()
+    return importlib.import_module(f"tensorflow.python.{name}")
+
+
 @contextlib.contextmanager
 def quiet_logs():
     """Silence TensorFlow's Python logs (retracing, failed pfor conversions) during a
@@ -49,7 +57,7 @@ def outputting_all_intermediates():
     (else the session fails with "Connecting to invalid output"). The switch
     is TensorFlow's process-wide one, restored on the way out; where this
     TensorFlow has no such switch, nothing changes."""
-    from tensorflow.python.ops import control_flow_util_v2
+    control_flow_util_v2 = _internal("ops.control_flow_util_v2")
 
     missing = object()
     previous = getattr(control_flow_util_v2, "_EXPERIMENTAL_OUTPUT_ALL_INTERMEDIATES_OVERRIDE",
@@ -66,14 +74,9 @@ def outputting_all_intermediates():
 
 def vectorized_map(fn, elems):
     """`tf.vectorized_map(fn, elems)`, falling back to a while loop where an op
-    has no vectorised form, without TensorFlow's cost of printing every op.
-
-    pfor formats each op it converts into a log message whether or not the log
-    is shown (`logging.vlog(2, f"converted {op} ...")`), and an op prints its
-    whole NodeDef: a Const holding a numpy array of 8 MB becomes 23 MB of text,
-    about a second per conversion. While it converts, ops format as their short
-    repr instead (str() and error messages are unchanged)."""
-    from tensorflow.python.framework import ops
+    has no vectorised form. Ops format as their short repr meanwhile: pfor logs
+    every op it converts, whole NodeDef and all (docs/benchmarks.md)."""
+    ops = _internal("framework.ops")
 
     operation = ops.Operation
     had_own = "__format__" in vars(operation)
@@ -90,7 +93,7 @@ def vectorized_map(fn, elems):
 
 def gradient_registry():
     """TensorFlow's registry of gradient functions by name (`tf.RegisterGradient`'s)."""
-    from tensorflow.python.framework import ops
+    ops = _internal("framework.ops")
 
     return ops.gradient_registry
 
@@ -98,7 +101,7 @@ def gradient_registry():
 def is_defun(value):
     """A legacy `function.Defun`: graph-only, and tapes under tf.function get no
     gradient for it."""
-    from tensorflow.python.framework import function
+    function = _internal("framework.function")
 
     return isinstance(value, (function._DefinedFunction, function._OverloadedFunction))
 
@@ -118,7 +121,7 @@ def to_numpy(tensor):
 
 def flatten_with_paths(structure):
     """Flatten a nest of outputs into (path, leaf) pairs, e.g. ('a/0', t)."""
-    from tensorflow.python.util import nest
+    nest = _internal("util.nest")
 
     return nest.flatten_with_joined_string_paths(structure)
 

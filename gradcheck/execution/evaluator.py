@@ -3,7 +3,7 @@ import numpy as np
 
 from gradcheck import _tf
 from gradcheck.errors import CheckSetupError
-from gradcheck.execution.modes import compiled, traced_forward
+from gradcheck.execution.traces import compiled, traced_forward
 
 
 def batched_evaluator(target, inputs, out_index, device):

@@ -7,6 +7,7 @@ import numpy as np
 from gradcheck import _tf
 from gradcheck.errors import CheckSetupError
 from gradcheck.execution.devices import CPU
+from gradcheck.execution.traces import traced_forward
 from gradcheck.numerics import layout
 
 # Largest dense Jacobian (real components, out x in) held in full mode.
@@ -46,8 +47,6 @@ def probe(target, values):
 def traced(target):
     """The target as one tf.function on the CPU, cached on the target: the
     same trace as function mode's forward pass there."""
-    from gradcheck.execution.modes import traced_forward
-
     return traced_forward(target, "function", CPU)
 
 
@@ -132,11 +131,8 @@ def reference_inputs(target, check_inputs, native_outputs):
 def computes_in_float32(target, wide, check_inputs, floating_outputs):
     """Whether a function that returns float64 casts its inputs to float32 inside
     (tf.image does): almost none of its outputs move when every input moves by a
-    relative 1e-12, though they do when it moves by 1e-4.
-
-    "Almost none" rather than "none": a nudge can carry an input across a float32
-    rounding boundary, about once in 10^5 inputs at 1e-12 (and once in 30 at 1e-9,
-    which made an exact test flaky)."""
+    relative 1e-12, though they do when it moves by 1e-4. ("Almost": a nudge can
+    cross a float32 rounding boundary; docs/verdict.md has the rates.)"""
     def outputs_moved(relative):
         nudged = [v * (1 + relative) + relative if x.differentiable else v
                   for v, x in zip(wide, check_inputs)]

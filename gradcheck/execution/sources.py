@@ -4,7 +4,8 @@ import numpy as np
 
 from gradcheck import _tf
 from gradcheck.errors import CheckSetupError
-from gradcheck.execution.modes import GradientSlots, TracedRunner
+from gradcheck.execution.gradients import GradientSlots
+from gradcheck.execution.runner import TracedRunner
 
 
 class ModeNotApplicable(Exception):

@@ -7,7 +7,7 @@ Jacobian and the finite differences block for block.
 import numpy as np
 
 from gradcheck import _tf
-from gradcheck.execution.modes import dense_or_zeros, gradient_sources
+from gradcheck.execution.gradients import dense_or_zeros, gradient_sources
 from gradcheck.numerics import layout
 
 # ForwardAccumulator runs eagerly and inside tf.function; a v1 graph has no use for it.

@@ -119,7 +119,7 @@ class BoundChecker:
         except GradientCheckError as error:
             self._record(log, error.report, test, item)
             raise
-        except Exception as error:
+        except Exception as error:  # any other failure: an ERROR row in the summary, re-raised
             log.add_error(test, getattr(fn, "__name__", repr(fn)), error)
             raise
         self._record(log, report, test, item)
