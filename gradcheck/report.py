@@ -2,6 +2,8 @@
 import dataclasses
 import math
 
+from gradcheck.numerics.compare import outside_interval
+
 FINITE_DIFFERENCES = "finite differences"
 DECLARED = "declared reference"
 
@@ -62,8 +64,7 @@ class PairResult:
     def _worst_error(self):
         """The worst entry's error: on a kink, how far it lies outside the bounds."""
         if self.worst_bounds:
-            low, high = self.worst_bounds
-            return max(low - self.worst_actual, self.worst_actual - high, 0.0)
+            return float(outside_interval(self.worst_actual, *self.worst_bounds))
         return abs(self.worst_actual - self.worst_expected)
 
     @property
@@ -152,7 +153,7 @@ class PairResult:
                 f"{self.n_total} random projections u^T J v differ from finite differences.{located}")
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class ModeResult:
     """Whether a device and mode could be checked at all."""
 
@@ -169,7 +170,7 @@ class ModeResult:
         return f"{self.mode} mode on {self.device}{order}"
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class GradientReport:
     function: str
     inputs: list  # 'x: float32 (3, 4)'
@@ -254,6 +255,33 @@ class GradientReport:
                   f"reference {self.reference_precision}")
         return "\n".join([header, format_table(self.pairs)] + _mode_lines(self.modes)
                          + [f"note: {n}" for n in self.notes])
+
+
+class Findings:
+    """What a check finds as it runs; `report()` freezes it into a GradientReport."""
+
+    def __init__(self):
+        self.pairs, self.modes, self.notes = [], [], []
+        self.kinked_elements = self.checked_elements = 0  # real input components, order 1
+
+    def note(self, text, once=False):
+        if not (once and text in self.notes):
+            self.notes.append(text)
+
+    def mode(self, device, mode, order, status, reason=""):
+        result = ModeResult(device, mode, order, status, reason)
+        self.modes.append(result)
+        return result
+
+    def obtained(self, result, words):
+        """Say which gradient a checked mode got, once its comparisons are made."""
+        position = next(n for n, m in enumerate(self.modes) if m is result)
+        self.modes[position] = dataclasses.replace(result, obtained=words)
+
+    def report(self, **facts):
+        return GradientReport(pairs=self.pairs, modes=self.modes, notes=self.notes,
+                              kinked_elements=self.kinked_elements,
+                              checked_elements=self.checked_elements, **facts)
 
 
 def _places(device_modes):

@@ -7,13 +7,11 @@ scale back out is exact.
 """
 import numpy as np
 
+from gradcheck.execution.failures import GradientShapeError
 from gradcheck.numerics import dtypes, layout
+from gradcheck.numerics.weights import signed_weights
 
 _SCALES = np.array([-2.0, -0.5, 0.5, 2.0, 4.0])
-
-
-class GradientShapeError(Exception):
-    """The gradient of an input does not have the input's shape or dtype."""
 
 
 class ColumnsUnusable(Exception):
@@ -116,8 +114,7 @@ def jacobian_by_columns(run, inputs, wrt, outputs, scales, batch_size, rng, tole
 
 
 def _random_cotangent(spec, rng):
-    values = rng.choice([-1.0, 1.0], size=spec.shape) * rng.uniform(0.5, 1.5, size=spec.shape)
-    return values.astype(dtypes.numpy_dtype(spec.dtype))
+    return signed_weights(rng, tuple(spec.shape)).astype(dtypes.numpy_dtype(spec.dtype))
 
 
 def _tangents(inputs, wrt, offsets, columns, scales, batch_size):

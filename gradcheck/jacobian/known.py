@@ -1,49 +1,11 @@
 """A mode's Jacobian from a few VJPs, once another mode's is known.
 
-Rows whose nonzero columns never meet (for an elementwise function, all of
-them) can share one cotangent: with a weight w_r on each row r of a group, the
-VJP is sum_r w_r J[r, :], and each entry of the known mode's sparsity pattern
-reads its own value back, divided by its row's weight. That is the mode's
-Jacobian only if its sparsity is the known one's, and a reading also holds
-whatever other rows of its group put in its column, so it is used only when
-the mode agrees closely with the known Jacobian: every reading within half the
-stricter of atol and rtol * |entry| of the known entry (a weight ratio is at
-least 1/2, so anything another row puts there above atol shows), and the sums
-off the pattern within atol (the weights are at least 1). Otherwise the mode's
-Jacobian is built in full, as the first one was, and compared entry by entry.
-
-The weights are random, so a gradient that gives one row's values to another
-row of its group (two outputs swapped) reads as the right values times a ratio
-of two weights: it passes only if that ratio is within rtol / 2 of 1, about
-one chance in 1 / rtol. Tolerances coarser than rtol = 1e-3 (float16,
-bfloat16) are therefore never grouped. The groups are read one VJP row at a
-time (truly eagerly in eager mode), not through the batched tf.vectorized_map
-the full Jacobian uses.
-
-Rows that cannot be grouped (a dense Jacobian) are checked by projections
-instead: a few random cotangents u, drawn afresh for each mode, each VJP u^T J
-compared with the same sum over the known Jacobian, column by column. A
-projection cannot give back the entries, so the mode is taken to have the known
-Jacobian only when every column's sums are within PROJECTED_SHARE of the
-smallest tolerance (atol + rtol * |entry|) of any entry in that column; coarse
-tolerances are not projected either.
-- DENSE_PROJECTIONS have every weight between 1 and 2 in magnitude: one entry
-  past its tolerance moves its column's sum by at least its error, four times
-  the allowance, so it always shows.
-- SPARSE_PROJECTIONS leave a quarter of the rows out (weight 0) and spread the
-  others' magnitudes from 1/4 to 4, over the full build's scales; the
-  ONE_HOT_PROJECTIONS are the full build's own cotangents for a random row.
-  A gradient that goes wrong for cotangents with zeros, small values or a
-  single nonzero (which a gradient must not, being linear in its cotangent)
-  shows there.
-- Errors in several rows of one column can cancel in a projection, but rarely
-  in all of them. Whatever the other rows hold, an entry past its tolerance
-  passes a dense projection at most one time in 4 (its weight's density is at
-  most 1/2) and a sparse one at most one time in 2, so the 8 of them at most
-  one time in 4,000; two entries just past their tolerance in opposite
-  directions pass about one time in 2 million per mode. (For errors that do
-  not depend on the cotangent; for those that do, see the sparse and one-hot
-  ones above.)
+Rows whose nonzero columns never meet share one randomly weighted cotangent,
+and each entry of the known pattern reads its value back; rows that cannot be
+grouped are compared through random projections instead. Either is used only
+when the mode agrees closely with the known Jacobian; otherwise it is built in
+full. Why this cannot let a wrong gradient through, with the odds, is in
+docs/verdict.md ("Later modes from the first mode's Jacobian").
 """
 import functools
 
@@ -144,11 +106,9 @@ class KnownJacobian:
 
     def _projected_allowance(self, i, tolerance):
         """PROJECTED_SHARE of the smallest atol + rtol * |entry| in each column of
-        input i; None if the VJPs' own rounding would likely exceed it (float32
-        columns with both large and near-zero entries): such a mode would be
-        refused anyway, after paying for its VJPs. The rounding of a column's
-        sum is taken as eps * sqrt(rows) * |column|, about the largest seen for
-        float32 y = W x (n = 128 to 512)."""
+        input i; None if the VJPs' own rounding (eps * sqrt(rows) * |column|)
+        would likely exceed it: such a mode would be refused anyway, after
+        paying for its VJPs."""
         pairs = tuple(tolerance(k, i) for k in range(len(self.outputs)))
         key = (i, pairs)
         if key not in self._allowances:
@@ -286,7 +246,7 @@ def _vjps_or_none(run, cotangents):
         return _vjps_one_row_at_a_time(run, cotangents)
     except CheckSetupError:
         raise
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001  (any gradient failure: the full build reports it)
         run.discard_failed_gradient()
         return None
 

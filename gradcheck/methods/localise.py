@@ -14,6 +14,7 @@ every projection, and the projection is judged again.
 import numpy as np
 
 from gradcheck.methods.projections import allowed_error, column_finding, gradient_tolerance
+from gradcheck.numerics.compare import outside_interval
 
 # Past this many components left out of one input, fast mode gives up on the
 # projection (each costs about log2(n) evaluations) and says to use full mode.
@@ -154,7 +155,7 @@ def guilty_row(finding, column, numeric, u, vjp_rows):
         halves = np.array_split(rows, 2)
         masks = [np.where(np.isin(np.arange(u.size), h), u, 0.0) for h in halves]
         analytic = vjp_rows(masks)[:, column]
-        excess = [_outside(a, numeric.interval(m)) for a, m in zip(analytic, masks)]
+        excess = [float(outside_interval(a, *numeric.interval(m))) for a, m in zip(analytic, masks)]
         # TensorFlow's VJP keeps a NaN of the gradient where the cotangent is 0
         # (0 * NaN), so both halves can be NaN: then take the outputs that the
         # finite differences say depend on this input element.
@@ -164,11 +165,6 @@ def guilty_row(finding, column, numeric, u, vjp_rows):
     finding.entry_analytic = float(_entries(vjp_rows, u.size, np.array([row]), column)[0])
     finding.entry_numeric, finding.entry_bounds = numeric.entry(row)
     return finding
-
-
-def _outside(value, interval):
-    low, high = interval
-    return max(low - value, value - high, 0.0) if not np.isnan(low + high + value) else np.nan
 
 
 def _most_wrong(excess, tie_break=(0.0, 0.0)):

@@ -15,14 +15,15 @@ import dataclasses
 import numpy as np
 
 from gradcheck.numerics import layout
+from gradcheck.numerics.compare import outside_interval
+from gradcheck.numerics.differences import one_column
 from gradcheck.numerics.dtypes import finfo
-from gradcheck.numerics.finite_differences import one_column
 from gradcheck.numerics.richardson import base_step, extrapolated, step_scales
+from gradcheck.numerics.weights import signed_weights
 
 PROJECTIONS = 2
 # Where the whole Jacobian is small, more projections cost little and make a
-# miss (every projection happening to cancel the error) far less likely: with
-# 2, a float16 gradient truncated to integers on 4 elements passed 2 seeds in 20.
+# miss (every projection cancelling the error) far less likely (docs/fast-mode.md).
 SMALL_JACOBIAN_PROJECTIONS = 8
 SMALL_JACOBIAN = 1 << 12
 # Projection tolerances are a multiple of the spread that correct gradients show:
@@ -61,9 +62,7 @@ class Finding:
         """How far the gradient is from finite differences (outside the bounds, on a kink)."""
         if self.bounds is None:
             return abs(self.analytic - self.numeric)
-        low, high = self.bounds
-        outside = max(low - self.analytic, self.analytic - high, 0.0)
-        return float("inf") if np.isnan(outside) else outside
+        return float(outside_interval(self.analytic, *self.bounds))
 
     @property
     def ok(self):
@@ -120,23 +119,13 @@ def draw_cotangents(out_size, rng, count):
     """The u vectors, shared by every input so that one batch of VJPs serves all.
     Never all ones: a gradient that ignores its upstream gradient must not pass
     a scalar output."""
-    return [_random_weights(out_size, rng) for _ in range(count)]
+    return [signed_weights(rng, out_size) for _ in range(count)]
 
 
 def draw_projections(us, in_size, rng):
     """One v per u. Not signs alone: a gradient with two entries of a row
     swapped is wrong by (a, -a), which a v with equal signs there cancels."""
-    return [Projection(u, _random_weights(in_size, rng)) for u in us]
-
-
-def _random_weights(size, rng):
-    """Random signs times magnitudes uniform in [0.5, 1.5], from one draw (in
-    float32, which takes half the time of float64 at 10^6 elements)."""
-    s = rng.random(size, dtype=np.float32)
-    s *= 2.0
-    s -= 1.0
-    s += np.copysign(np.float32(0.5), s)
-    return s.astype(np.float64)
+    return [Projection(u, signed_weights(rng, in_size)) for u in us]
 
 
 class Directional:
@@ -189,10 +178,8 @@ class Directional:
         return float(_finite(value)), self._rounding(u, h)
 
     # Richardson's steps, as fractions of h, tried in turn while its error
-    # estimate exceeds the tolerance and keeps shrinking. A direction moves
-    # every element at once, so the step that suits one element (full mode's)
-    # can be far too large for it: for tanh(W x) with a 300 x 300 W, the error
-    # estimate there let a gradient for W that was 0.1% wrong pass.
+    # estimate exceeds the tolerance and keeps shrinking: a direction moves every
+    # element at once, so one element's step can be far too large (docs/fast-mode.md).
     SHRINKING = (1.0, 1 / 8, 1 / 64, 1 / 512)
 
     def derivative(self, direction, u, resolution):
@@ -314,9 +301,7 @@ def column_finding(column, analytic, numeric, u, kinked_entries, atol, rtol):
     share, against Richardson's values."""
     kinked = numeric.kinked
     low, high = numeric.low[kinked], numeric.high[kinked]
-    with np.errstate(invalid="ignore"):
-        outside = np.maximum(np.maximum(low - kinked_entries, kinked_entries - high), 0.0)
-    outside[np.isnan(outside)] = np.inf  # a NaN gradient fails
+    outside = outside_interval(kinked_entries, low, high)
     allowed = _SAFETY * (atol + rtol * np.maximum(np.abs(low), np.abs(high)))
     if np.any(outside > allowed):
         worst = int(np.argmax(outside - allowed))

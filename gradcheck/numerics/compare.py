@@ -9,6 +9,8 @@ import dataclasses
 
 import numpy as np
 
+from gradcheck.numerics.dtypes import coarsest
+
 # dtype of the gradient under test: (atol, rtol). Keep the table in docs/verdict.md in step.
 TOLERANCES = {
     "float16": (1e-2, 1e-2),
@@ -33,6 +35,41 @@ def _pick(override, dtype, default):
     if isinstance(override, dict):
         return override.get(dtype, default)
     return float(override)
+
+
+@dataclasses.dataclass(frozen=True)
+class Tolerances:
+    """The user's atol/rtol overrides and the dtype the function computes in:
+    the one rule for what error a gradient is allowed."""
+
+    atol: object = None
+    rtol: object = None
+    computed_in: str = None  # the dtype a function casts its float64 inputs to, if any
+
+    def of_dtype(self, dtype):
+        return tolerance_for(dtype, self.atol, self.rtol)
+
+    def of_pair(self, input_dtype, *output_dtypes):
+        """(atol, rtol) for d(outputs) / d(input): the input dtype's, unless the
+        outputs or the function's own arithmetic are coarser (d float32 / d float64
+        is only as precise as float32)."""
+        precision = coarsest(input_dtype, *output_dtypes, self.computed_in or input_dtype)
+        return self.of_dtype(_like(input_dtype, precision))
+
+
+def _like(dtype, precision):
+    """`precision` (a real dtype name), complex if `dtype` is."""
+    if dtype.startswith("complex") and not precision.startswith("complex"):
+        return {"float64": "complex128"}.get(precision, "complex64")
+    return precision
+
+
+def outside_interval(value, low, high):
+    """How far `value` lies outside [low, high] (0 inside); infinite where any
+    of them is NaN, so that a NaN gradient or bound always fails."""
+    with np.errstate(invalid="ignore"):
+        distance = np.maximum(np.maximum(np.subtract(low, value), np.subtract(value, high)), 0.0)
+    return np.where(np.isnan(distance), np.inf, distance)
 
 
 @dataclasses.dataclass
@@ -114,9 +151,7 @@ def judge_kinks(actual, where, bounds, abs_error, magnitude):
     outside [least, greatest] of the one-sided differences, and the magnitude
     the larger of their sizes (in place)."""
     lo, hi, gradient = bounds[0][where], bounds[1][where], actual[where]
-    outside = np.maximum(np.maximum(lo - gradient, gradient - hi), 0.0)
-    outside[np.isnan(outside)] = np.inf  # a NaN gradient fails
-    abs_error[where] = outside
+    abs_error[where] = outside_interval(gradient, lo, hi)
     magnitude[where] = np.maximum(np.abs(lo), np.abs(hi))
 
 

@@ -1,14 +1,9 @@
 """Large arrays on ordinary pages while a check runs.
 
-A check makes and drops many short-lived arrays of up to 128 MB (a 4000 x 4000
-Jacobian). NumPy asks Linux for transparent huge pages for every array of
-4 MB or more (madvise). Where the kernel answers such requests by compacting
-memory on the spot (its THP defrag setting "madvise", "defer+madvise" or
-"always", the first being the default of many distributions), a request can
-stall for tenths of a second: on a 2-core VM, a float64 check of an
-elementwise function of 4000 inputs took 0.16 to 0.62 s (kernel time 0.01 to
-0.47 s) with huge pages and 0.20 to 0.23 s without. The user's setting is put
-back when the last check running ends (checks may overlap in threads).
+A check makes and drops many short-lived large arrays, and where the kernel
+compacts memory to answer NumPy's huge-page requests, each can stall for
+tenths of a second (measurements in docs/benchmarks.md). The user's setting
+is put back when the last check running ends (checks may overlap in threads).
 """
 import contextlib
 import functools

@@ -1,0 +1,76 @@
+"""`check_gradients`' options, validated once into a frozen object."""
+import dataclasses
+
+import numpy as np
+
+from gradcheck import _tf
+from gradcheck.execution import modes as execution_modes
+from gradcheck.execution import sources
+from gradcheck.execution.devices import resolve_devices
+
+METHODS = ("auto", "full", "fast")
+
+DEFUN_NOTE = ("function.Defun is graph-only: eager code cannot call it, and a GradientTape "
+              "under tf.function gets no gradient for it, so only graph mode is checked. Pass "
+              "modes= to see the others.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    devices: tuple  # TensorFlow device names
+    modes: tuple
+    method: str  # as asked: "auto", "full" or "fast"
+    order: int
+    atol: object  # None, a number, or {dtype name: number}
+    rtol: object
+    eps: float  # None: chosen per element
+    seed: int
+    # The check's random numbers: the field never changes, the stream advances.
+    rng: np.random.Generator
+    reference: object  # the declared VJP, or None
+    override_map: dict
+    forward_mode: bool
+    strict: bool
+    raise_on_failure: bool
+    # The mode finite differences run in: with an override map, or for a Defun
+    # (a tape under tf.function gets no gradient for it), they must
+    # differentiate the way graph mode does (tf.gradients), for order 2.
+    reference_mode: str
+    notes: tuple  # what the report should say about the options chosen
+
+
+def validated_options(fn, *, modes, devices, method, order, atol, rtol, eps, seed,
+                      raise_on_failure, reference, override_map, forward_mode, strict):
+    _require_valid(method, order, eps, reference)
+    override_map = sources.validate_override_map(override_map)
+    defun = _tf.is_defun(fn)
+    graph_only = modes is None and defun
+    return Options(
+        devices=tuple(resolve_devices(devices)),
+        modes=("graph",) if graph_only else tuple(execution_modes.resolve_modes(modes)),
+        method=method, order=order, atol=atol, rtol=rtol, eps=eps, seed=seed,
+        rng=check_rng(seed), reference=reference, override_map=override_map,
+        forward_mode=bool(forward_mode), strict=strict, raise_on_failure=raise_on_failure,
+        reference_mode="graph" if override_map or defun else "function",
+        notes=(DEFUN_NOTE,) if graph_only else (),
+    )
+
+
+def check_rng(seed):
+    """The check's random numbers (cotangents, projections). Not
+    default_rng(seed) itself: inputs drawn from that, as users and the command
+    line draw them, would be the very numbers the cotangents are made of."""
+    return np.random.default_rng([seed, 0x67726164])
+
+
+def _require_valid(method, order, eps, reference):
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}.")
+    if order not in (1, 2):
+        raise ValueError(f"order must be 1 or 2, got {order!r}.")
+    if eps is not None and not (isinstance(eps, (int, float)) and 0 < eps < 1):
+        raise ValueError(f"eps is a relative step and must lie in (0, 1), got {eps!r}.")
+    if reference is not None and not callable(reference):
+        raise TypeError("reference must be a callable: reference(*inputs, *upstream_grads) -> grads.")
+    if method == "fast" and reference is not None:
+        raise ValueError("reference= needs the full Jacobian: use method='full' (or 'auto').")
