@@ -18,6 +18,7 @@ _PUBLIC = {
     "GradientReport": "gradcheck.report",
     "assert_no_gradient": "gradcheck.testing.no_gradient",
     "OpBuildError": "gradcheck.errors",
+    "OptionError": "gradcheck.errors",
     "build_op_library": "gradcheck.testing.oplib",
     "gradient_test": "gradcheck.testing.property_tests",
 }

@@ -4,7 +4,7 @@ asked for."""
 import contextlib
 
 from gradcheck import _tf
-from gradcheck.errors import CheckSetupError, GradientCheckError
+from gradcheck.errors import CheckSetupError, GradientCheckError, OptionError
 from gradcheck.execution import evaluator, probes, sources
 from gradcheck.execution.devices import CPU
 from gradcheck.execution.inputs import captured_variables, normalise_inputs, require_finite_inputs
@@ -150,7 +150,7 @@ def _pose(order, target_for, check_inputs, wrt, options):
     probes.require_deterministic(target, native, values, specs)
     rows = sum(s.real_size for s in diff_specs)
     columns = sum(check_inputs[i].real_size for i in wrt)
-    method = _method_for(options.method, rows, columns)
+    method = _method_for(options, rows, columns)
     if method == "full":
         probes.require_jacobian_fits(check_inputs, wrt, diff_specs)
     wide, precision, at_inputs, computed_in = probes.reference_inputs(target, check_inputs, values)
@@ -163,10 +163,17 @@ def _pose(order, target_for, check_inputs, wrt, options):
     return problem, point, method
 
 
-def _method_for(requested, rows, columns):
-    if requested != "auto":
-        return requested
-    return "full" if rows * columns <= AUTO_FULL_LIMIT else "fast"
+def _method_for(options, rows, columns):
+    if options.method != "auto":
+        return options.method
+    if rows * columns <= AUTO_FULL_LIMIT:
+        return "full"
+    if options.forward_mode:
+        raise OptionError(
+            f"forward_mode=True compares whole Jacobians, and this one has {rows * columns:,} "
+            f"entries, so method='auto' would check it by projections (fast mode), which build "
+            "none. Pass method='full' to build it anyway, or leave forward_mode off.")
+    return "fast"
 
 
 def _batch_size(check_inputs, rows):

@@ -28,6 +28,12 @@ class CheckSetupError(GradcheckError, ValueError):
     """The function or its inputs cannot be checked as given (not a gradient bug)."""
 
 
+class OptionError(GradcheckError, ValueError, TypeError):
+    """An option (of check_gradients, a marker or the command line) has a value
+    that cannot be used. A ValueError and a TypeError too, as Python's own
+    checks of an argument raise one or the other."""
+
+
 class DeviceUnavailable(GradcheckError, ValueError):
     """A device that TensorFlow does not see here (a GPU on a CPU-only machine)."""
 

@@ -1,12 +1,15 @@
 """`check_gradients`' options, validated once into a frozen object."""
 import dataclasses
+import numbers
 
 import numpy as np
 
 from gradcheck import _tf
+from gradcheck.errors import OptionError
 from gradcheck.execution import modes as execution_modes
 from gradcheck.execution import sources
 from gradcheck.execution.devices import resolve_devices
+from gradcheck.numerics.compare import checked_tolerance
 
 METHODS = ("auto", "full", "fast")
 
@@ -41,7 +44,10 @@ class Options:
 
 def validated_options(fn, *, modes, devices, method, order, atol, rtol, eps, seed,
                       raise_on_failure, reference, override_map, forward_mode, strict):
-    _require_valid(method, order, eps, reference)
+    _require_valid(method, order, eps, reference, forward_mode)
+    _require_seed(seed)
+    atol, rtol = checked_tolerance("atol", atol), checked_tolerance("rtol", rtol)
+    eps = None if eps is None else float(eps)
     override_map = sources.validate_override_map(override_map)
     defun = _tf.is_defun(fn)
     graph_only = modes is None and defun
@@ -63,14 +69,34 @@ def check_rng(seed):
     return np.random.default_rng([seed, 0x67726164])
 
 
-def _require_valid(method, order, eps, reference):
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}.")
-    if order not in (1, 2):
-        raise ValueError(f"order must be 1 or 2, got {order!r}.")
-    if eps is not None and not (isinstance(eps, (int, float)) and 0 < eps < 1):
-        raise ValueError(f"eps is a relative step and must lie in (0, 1), got {eps!r}.")
+def _require_valid(method, order, eps, reference, forward_mode):
+    if not isinstance(method, str) or method not in METHODS:
+        raise OptionError(f"unknown method {method!r}; choose from {', '.join(METHODS)}.")
+    if isinstance(order, bool) or order not in (1, 2) or not isinstance(order, numbers.Integral):
+        raise OptionError(f"order must be 1 or 2 (an int), got {order!r}.")
+    _require_eps(eps)
     if reference is not None and not callable(reference):
-        raise TypeError("reference must be a callable: reference(*inputs, *upstream_grads) -> grads.")
+        raise OptionError("reference must be a callable: reference(*inputs, *upstream_grads) -> grads.")
     if method == "fast" and reference is not None:
-        raise ValueError("reference= needs the full Jacobian: use method='full' (or 'auto').")
+        raise OptionError("reference= needs the full Jacobian: use method='full' (or 'auto').")
+    if method == "fast" and forward_mode:
+        raise OptionError("forward_mode=True compares whole Jacobians, which fast mode does not "
+                          "build: use method='full' (or 'auto'), or leave forward_mode off.")
+
+
+def _require_eps(eps):
+    if eps is None:
+        return
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 < eps < 1:
+        raise OptionError(f"eps is a relative step and must be a number in (0, 1), got {eps!r}; "
+                          "or leave it None to choose the step per element.")
+    if eps < np.finfo(np.float64).eps:
+        raise OptionError(f"eps={eps!r} is below float64's resolution ({np.finfo(np.float64).eps:.1e}): "
+                          "the perturbed inputs would equal the inputs. Use eps >= 1e-12, or leave "
+                          "it None to choose the step per element.")
+
+
+def _require_seed(seed):
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise OptionError(f"seed must be an integer >= 0, got {seed!r}; the same seed gives the "
+                          "same cotangents, so a report can be reproduced.")

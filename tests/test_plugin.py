@@ -317,3 +317,46 @@ def test_bad_input_fails_its_own_test_with_the_reason_and_the_session_goes_on(py
     for reason in ("returned None", r"input x\[1\] is nan", "not deterministic",
                    "no kernel for Erfinv with dtype float16"):
         assert re.search(f"CheckSetupError: .*{reason}", output), reason
+
+
+BAD_OPTION_TESTS = HEADER + """
+@tf.custom_gradient
+def fifty_times_too_large(x):
+    return x * x, lambda dy: dy * 100.0 * x
+
+@pytest.mark.gradcheck(["eager"])
+def test_positional(gradcheck):
+    gradcheck(tf.sin, [np.ones(2)])
+
+@pytest.mark.gradcheck(tolerance_scale=-1)
+def test_negative_scale(gradcheck):
+    gradcheck(fifty_times_too_large, [np.ones(2)], modes=["eager"])
+
+@pytest.mark.gradcheck(tolerance_scale=float("nan"))
+def test_nan_scale(gradcheck):
+    gradcheck(fifty_times_too_large, [np.ones(2)], modes=["eager"])
+
+@pytest.mark.gradcheck(atol={np.float64: -1.0})
+def test_negative_atol(gradcheck):
+    gradcheck(fifty_times_too_large, [np.ones(2)], modes=["eager"])
+"""
+
+
+@pytest.mark.slow
+def test_a_marker_option_that_would_pass_anything_fails_its_test(pytester):
+    result = run(pytester, BAD_OPTION_TESTS)
+    result.assert_outcomes(failed=4)
+    result.stdout.fnmatch_lines_random([
+        "*OptionError: @pytest.mark.gradcheck takes keywords only, got (*eager*,)*",
+        "*OptionError: tolerance_scale must be a finite number >= 0, got -1*",
+        "*OptionError: tolerance_scale must be a finite number >= 0, got nan*",
+        "*OptionError: atol[[]<class 'numpy.float64'>[]] must be a finite number >= 0*",
+    ])
+
+
+@pytest.mark.parametrize("scale", ["nan", "inf", "0"])
+def test_a_command_line_tolerance_scale_must_be_positive_and_finite(pytester, scale):
+    result = run(pytester, HEADER + "def test_nothing():\n    pass\n",
+                 f"--gradcheck-tolerance-scale={scale}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*tolerance scale must be positive and finite*"])

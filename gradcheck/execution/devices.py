@@ -1,6 +1,6 @@
 """Device names: what the user asked for, checked against what TensorFlow sees."""
 from gradcheck import _tf
-from gradcheck.errors import DeviceUnavailable
+from gradcheck.errors import DeviceUnavailable, OptionError
 
 CPU = "/device:CPU:0"
 
@@ -12,6 +12,9 @@ def resolve_devices(devices):
         return [CPU]
     if isinstance(devices, str):
         devices = [d.strip() for d in devices.split(",") if d.strip()]
+    if not isinstance(devices, (list, tuple)) or not all(isinstance(d, str) for d in devices):
+        raise OptionError(f"devices must be a device name such as 'CPU:0' or 'GPU:0', or a list "
+                          f"of them, got {devices!r}.")
     available = [d.name for d in _tf.tf().config.list_logical_devices()
                  if d.device_type in ("CPU", "GPU")]
     resolved = []
@@ -21,7 +24,7 @@ def resolve_devices(devices):
         else:
             resolved.append(_canonical(name, available))
     if not resolved:
-        raise ValueError(f"devices is empty; pass None for the CPU, or some of: {', '.join(available)}.")
+        raise OptionError(f"devices is empty; pass None for the CPU, or some of: {', '.join(available)}.")
     return list(dict.fromkeys(resolved))
 
 
@@ -32,7 +35,7 @@ def _canonical(name, available):
     except (ValueError, TypeError):
         spec = None
     if spec is None or spec.device_type is None:
-        raise ValueError(f"{name!r} is not a device name; try 'CPU:0' or 'GPU:0'.")
+        raise OptionError(f"{name!r} is not a device name; try 'CPU:0' or 'GPU:0'.")
     canonical = f"/device:{spec.device_type.upper()}:{spec.device_index or 0}"
     if canonical not in available:
         raise DeviceUnavailable(

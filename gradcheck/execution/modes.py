@@ -1,6 +1,7 @@
 """The execution modes: their names, which take gradients with a tape, the
 runner of each, and one VJP as a mode computes it (for second-order checks)."""
 from gradcheck import _tf
+from gradcheck.errors import OptionError
 from gradcheck.execution.eager_runner import EagerRunner
 from gradcheck.execution.function_runner import FunctionRunner
 from gradcheck.execution.gradients import dense_or_zeros, gradient_sources
@@ -14,10 +15,13 @@ def resolve_modes(modes):
         return list(MODE_NAMES)
     if isinstance(modes, str):
         modes = [modes]
+    if not isinstance(modes, (list, tuple, set, frozenset)):
+        raise OptionError(f"modes must be a mode name or a list of them, got {modes!r}; "
+                          f"choose from {', '.join(MODE_NAMES)}.")
     modes = list(modes)
-    unknown = [m for m in modes if m not in MODE_NAMES]
+    unknown = [m for m in modes if not isinstance(m, str) or m not in MODE_NAMES]
     if unknown or not modes:
-        raise ValueError(
+        raise OptionError(
             f"unknown mode(s) {unknown or modes}; choose from {', '.join(MODE_NAMES)}."
         )
     return list(dict.fromkeys(modes))

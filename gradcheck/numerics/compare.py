@@ -6,10 +6,14 @@ is computed in float64 where the function allows it, so these figures bound
 the error of the gradient itself, not of the finite differences.
 """
 import dataclasses
+import math
+import numbers
+from collections.abc import Mapping
 
 import numpy as np
 
-from gradcheck.numerics.dtypes import coarsest
+from gradcheck.errors import OptionError
+from gradcheck.numerics.dtypes import coarsest, dtype_name
 
 # dtype of the gradient under test: (atol, rtol). Keep the table in docs/verdict.md in step.
 TOLERANCES = {
@@ -27,6 +31,39 @@ def tolerance_for(dtype, atol=None, rtol=None):
     dicts from dtype name to number."""
     default_atol, default_rtol = TOLERANCES[dtype]
     return _pick(atol, dtype, default_atol), _pick(rtol, dtype, default_rtol)
+
+
+def checked_tolerance(name, value):
+    """`value` as a tolerance override: None, a number, or a dict keyed by dtype
+    names (from any dtype-like key). Refuses what would pass every gradient."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        return {_tolerance_key(name, key): nonnegative_number(f"{name}[{key!r}]", number)
+                for key, number in value.items()}
+    return nonnegative_number(name, value)
+
+
+def _tolerance_key(name, key):
+    try:
+        dtype = dtype_name(key)
+    except TypeError:
+        dtype = None
+    if dtype not in TOLERANCES:
+        raise OptionError(f"{name} has the key {key!r}, which is not a floating or complex dtype; "
+                          f"use some of {', '.join(TOLERANCES)}.")
+    return dtype
+
+
+def nonnegative_number(name, value):
+    """`value` as a float, refused unless a finite real >= 0; `name` says whose."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise OptionError(f"{name} must be a number (or, for atol and rtol, a dict from dtype "
+                          f"to number), got {value!r}.")
+    if not math.isfinite(value) or value < 0:
+        raise OptionError(f"{name} must be a finite number >= 0, got {value!r}: a negative or "
+                          "NaN tolerance would let every gradient pass.")
+    return float(value)
 
 
 def _pick(override, dtype, default):

@@ -18,3 +18,12 @@ def coarsest(*dtypes):
 
 def finfo(dtype):
     return ml_dtypes.finfo(layout.real_numpy_dtype(dtype))
+
+
+def dtype_name(dtype):
+    """'float64' for 'float64', np.float64, np.dtype('float64') or tf.float64
+    (anything numpy reads as a dtype, or with a TensorFlow `.as_numpy_dtype`)."""
+    if isinstance(dtype, str):
+        return dtype
+    as_numpy = getattr(dtype, "as_numpy_dtype", None)  # a tf.DType
+    return np.dtype(as_numpy if as_numpy is not None else dtype).name

@@ -1,6 +1,9 @@
 """CheckConfig: how checks run, merged as defaults < ini < command line < marker < call."""
 import argparse
 import dataclasses
+import math
+
+from gradcheck.errors import OptionError
 
 MARKER_KEYS = ("modes", "devices", "method", "order", "atol", "rtol", "tolerance_scale", "strict")
 
@@ -16,12 +19,24 @@ class CheckConfig:
     tolerance_scale: float = 1.0
     strict: bool = False
 
+    def __post_init__(self):
+        # Frozen: the checked values replace the given ones once, here. numerics
+        # loads numpy, which a pytest run without checks need not pay for.
+        from gradcheck.numerics.compare import checked_tolerance, nonnegative_number
+
+        object.__setattr__(self, "atol", checked_tolerance("atol", self.atol))
+        object.__setattr__(self, "rtol", checked_tolerance("rtol", self.rtol))
+        scale = nonnegative_number("tolerance_scale", self.tolerance_scale)
+        if scale == 0:
+            raise OptionError("tolerance_scale must be > 0, got 0: it multiplies the tolerances.")
+        object.__setattr__(self, "tolerance_scale", scale)
+
     def merged(self, **overrides):
         """A copy with every override that is not None applied."""
         unknown = sorted(set(overrides) - set(MARKER_KEYS))
         if unknown:
-            raise TypeError(f"unknown gradcheck option(s) {', '.join(unknown)}; "
-                            f"use some of {', '.join(MARKER_KEYS)}.")
+            raise OptionError(f"unknown gradcheck option(s) {', '.join(unknown)}; "
+                              f"use some of {', '.join(MARKER_KEYS)}.")
         return dataclasses.replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
     def check_kwargs(self):
@@ -61,8 +76,9 @@ def parse_scale(text):
         value = float(text)
     except (TypeError, ValueError):
         raise argparse.ArgumentTypeError(f"the tolerance scale must be a number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"the tolerance scale must be positive, got {text!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"the tolerance scale must be positive and finite, "
+                                         f"got {text!r}")
     return value
 
 

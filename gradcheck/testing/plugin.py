@@ -5,6 +5,7 @@ heavy: TensorFlow is loaded by the first check (or by the tf_device fixture).
 """
 import pytest
 
+from gradcheck.errors import OptionError
 from gradcheck.testing import config as configuration
 from gradcheck.testing.session import CheckLog, summary_lines
 
@@ -135,6 +136,8 @@ class BoundChecker:
             return devices, []
         if isinstance(devices, str):
             devices = configuration.parse_list(devices)
+        if not isinstance(devices, (list, tuple)):
+            return devices, []  # check_gradients names what is wrong with it
         available, missing = [], []
         for device in devices:
             try:
@@ -151,6 +154,10 @@ class BoundChecker:
         merged = session_config(self.config)
         if item is not None:
             for mark in reversed(list(item.iter_markers("gradcheck"))):
+                if mark.args:
+                    raise OptionError(f"@pytest.mark.gradcheck takes keywords only, got "
+                                      f"{mark.args!r}: write e.g. "
+                                      "@pytest.mark.gradcheck(modes=['eager']).")
                 merged = merged.merged(**mark.kwargs)
         return merged
 
