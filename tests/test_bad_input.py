@@ -254,3 +254,22 @@ def test_without_tensorflow_the_error_says_how_to_install_it(tmp_path):
                              check=True).stdout
     assert "TensorFlow 2.16 or newer" in printed
     assert "pip install 'gradcheck[cpu]'" in printed
+
+
+@pytest.fixture
+def functions_run_eagerly():
+    tf.config.run_functions_eagerly(True)
+    yield
+    tf.config.run_functions_eagerly(False)
+
+
+@pytest.mark.usefixtures("functions_run_eagerly")
+def test_run_functions_eagerly_skips_the_traced_modes_instead_of_passing_them():
+    report = check_gradients(tf.sin, [X], modes=["eager", "function", "xla"])
+    status = {m.mode: (m.status, m.reason) for m in report.modes}
+    assert status["eager"][0] == "checked"
+    for mode in ("function", "xla"):
+        assert status[mode][0] == "skipped"
+        assert "run_functions_eagerly(True) is on" in status[mode][1]
+    with pytest.raises(GradientCheckError, match="run_functions_eagerly"):
+        check_gradients(tf.sin, [X], modes=["xla"], strict=True)

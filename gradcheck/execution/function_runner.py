@@ -3,6 +3,7 @@
 from gradcheck import _tf
 from gradcheck.execution.gradients import GradientSlots, columns_from_vjp, gradient_sources
 from gradcheck.execution.runner import TracedRunner
+from gradcheck.execution.sources import ModeNotApplicable
 from gradcheck.execution.traces import compiled, traced_forward
 
 
@@ -12,6 +13,11 @@ class FunctionRunner(TracedRunner):
 
     def __init__(self, mode, target, inputs, wrt, out_index, device, batch_size):
         tf = _tf.tf()
+        if tf.config.functions_run_eagerly():
+            raise ModeNotApplicable(
+                "tf.config.run_functions_eagerly(True) is on, so tf.function runs the Python "
+                f"function eagerly and {mode} mode would trace and compile nothing. Turn it off "
+                "for the check to test this mode.")
         self.mode, self.device = mode, device
         with tf.device(device):
             self.tensors = [tf.constant(value) for value in inputs]
