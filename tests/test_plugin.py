@@ -360,3 +360,14 @@ def test_a_command_line_tolerance_scale_must_be_positive_and_finite(pytester, sc
                  f"--gradcheck-tolerance-scale={scale}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*tolerance scale must be positive and finite*"])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--gradcheck-modes=eager,nope"], "*--gradcheck-modes: unknown mode(s) nope; choose from*"),
+    (["--gradcheck-method=nope"], "*--gradcheck-method: unknown method 'nope'; choose from*"),
+    (["-o", "gradcheck_tolerance_scale=abc"], "*gradcheck_tolerance_scale = 'abc'*must be a number*"),
+])
+def test_a_misspelt_session_option_is_a_usage_error_at_start_up(pytester, args, message):
+    result = run(pytester, HEADER + "def test_nothing():\n    pass\n", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])

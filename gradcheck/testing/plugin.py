@@ -19,7 +19,7 @@ _OPTIONS = [
      configuration.parse_list),
     ("modes", "execution modes: eager, function, graph, xla, comma-separated (default: all)",
      configuration.parse_list),
-    ("method", "auto or full", str),
+    ("method", "auto, full or fast", str),
     ("tolerance-scale", "multiply every tolerance by this factor", configuration.parse_scale),
     ("json", "write a JSON report of every check to this path", str),
     ("artifacts", "folder for failure artifacts (heatmaps of |analytic - numeric|)", str),
@@ -78,6 +78,27 @@ def pytest_configure(config):
     profile = option(config, "hypothesis-profile")
     if profile:
         load_hypothesis_profile(profile)
+    _require_known_names(config)
+
+
+def _require_known_names(config):
+    """A misspelt mode, method or scale is a usage error now, not a traceback
+    in every check. Each list is imported only when its option is given."""
+    option(config, "tolerance-scale")  # parses the ini value, raising UsageError
+    modes, method = option(config, "modes"), option(config, "method")
+    if modes:
+        from gradcheck.execution.modes import MODE_NAMES
+
+        unknown = [m for m in modes if m not in MODE_NAMES]
+        if unknown:
+            raise pytest.UsageError(f"--gradcheck-modes: unknown mode(s) {', '.join(unknown)}; "
+                                    f"choose from {', '.join(MODE_NAMES)}.")
+    if method:
+        from gradcheck.options import METHODS
+
+        if method not in METHODS:
+            raise pytest.UsageError(f"--gradcheck-method: unknown method {method!r}; choose from "
+                                    f"{', '.join(METHODS)}.")
 
 
 def load_hypothesis_profile(name):
