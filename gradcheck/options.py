@@ -69,9 +69,13 @@ def check_rng(seed):
     return np.random.default_rng([seed, 0x67726164])
 
 
-def _require_valid(method, order, eps, reference, forward_mode):
+def require_method(method):
     if not isinstance(method, str) or method not in METHODS:
         raise OptionError(f"unknown method {method!r}; choose from {', '.join(METHODS)}.")
+
+
+def _require_valid(method, order, eps, reference, forward_mode):
+    require_method(method)
     if isinstance(order, bool) or order not in (1, 2) or not isinstance(order, numbers.Integral):
         raise OptionError(f"order must be 1 or 2 (an int), got {order!r}.")
     _require_eps(eps)

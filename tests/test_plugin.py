@@ -363,7 +363,7 @@ def test_a_command_line_tolerance_scale_must_be_positive_and_finite(pytester, sc
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--gradcheck-modes=eager,nope"], "*--gradcheck-modes: unknown mode(s) nope; choose from*"),
+    (["--gradcheck-modes=eager,nope"], "*--gradcheck-modes: unknown mode(s) [[]'nope'[]]; choose from*"),
     (["--gradcheck-method=nope"], "*--gradcheck-method: unknown method 'nope'; choose from*"),
     (["-o", "gradcheck_tolerance_scale=abc"], "*gradcheck_tolerance_scale = 'abc'*must be a number*"),
 ])

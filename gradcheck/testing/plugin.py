@@ -83,22 +83,25 @@ def pytest_configure(config):
 
 def _require_known_names(config):
     """A misspelt mode, method or scale is a usage error now, not a traceback
-    in every check. Each list is imported only when its option is given."""
+    in every check. The checks are check_gradients' own, imported only when
+    their option is given."""
     option(config, "tolerance-scale")  # parses the ini value, raising UsageError
     modes, method = option(config, "modes"), option(config, "method")
     if modes:
-        from gradcheck.execution.modes import MODE_NAMES
+        from gradcheck.execution.modes import resolve_modes
 
-        unknown = [m for m in modes if m not in MODE_NAMES]
-        if unknown:
-            raise pytest.UsageError(f"--gradcheck-modes: unknown mode(s) {', '.join(unknown)}; "
-                                    f"choose from {', '.join(MODE_NAMES)}.")
+        _as_usage_error("modes", resolve_modes, modes)
     if method:
-        from gradcheck.options import METHODS
+        from gradcheck.options import require_method
 
-        if method not in METHODS:
-            raise pytest.UsageError(f"--gradcheck-method: unknown method {method!r}; choose from "
-                                    f"{', '.join(METHODS)}.")
+        _as_usage_error("method", require_method, method)
+
+
+def _as_usage_error(name, check, value):
+    try:
+        check(value)
+    except OptionError as error:
+        raise pytest.UsageError(f"--gradcheck-{name}: {error}") from None
 
 
 def load_hypothesis_profile(name):
