@@ -1,5 +1,6 @@
 """The pytest plugin, run for real in a subprocess with pytester."""
 import json
+import os
 import re
 
 import pytest
@@ -371,3 +372,82 @@ def test_a_misspelt_session_option_is_a_usage_error_at_start_up(pytester, args, 
     result = run(pytester, HEADER + "def test_nothing():\n    pass\n", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+PLAIN = "def test_nothing():\n    pass\n"
+
+
+@pytest.mark.parametrize("make, args, message", [
+    ("folder", ["--gradcheck-json=out"], "*--gradcheck-json: 'out' is a folder; give a file path*"),
+    ("file", ["--gradcheck-json=out/report.json"],
+     "*--gradcheck-json: cannot create 'out/report.json': '*out' is a file, not a folder*"),
+    ("file", ["--gradcheck-artifacts=out"], "*--gradcheck-artifacts: 'out' exists and is not a folder*"),
+    (None, ["--gradcheck-require-coverage=nonexistent_pkg"],
+     "*--gradcheck-require-coverage: no package 'nonexistent_pkg' can be imported here*"),
+    (None, ["--gradcheck-require-coverage=nonexistent_pkg.sub"],
+     "*--gradcheck-require-coverage: cannot look up the package 'nonexistent_pkg.sub'*"),
+])
+def test_an_unusable_output_or_coverage_package_is_a_usage_error_at_start_up(
+        pytester, make, args, message):
+    if make == "folder":
+        pytester.mkdir("out")
+    elif make == "file":
+        pytester.makefile("", out="")
+    result = run(pytester, PLAIN, *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert "passed" not in result.stdout.str()  # refused before any test ran
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root writes into read-only folders")
+def test_a_json_report_in_a_read_only_folder_is_a_usage_error(pytester):
+    folder = pytester.mkdir("locked")
+    folder.chmod(0o500)
+    try:
+        result = run(pytester, PLAIN, "--gradcheck-json=locked/report.json")
+    finally:
+        folder.chmod(0o700)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--gradcheck-json: cannot write in '*locked': permission denied*"])
+
+
+def test_a_report_that_cannot_be_written_at_the_end_fails_the_run_in_plain_words(pytester):
+    source = """
+import os
+def test_takes_the_reports_place():
+    os.mkdir("report.json")  # after the start-up check, before the report is written
+"""
+    result = run(pytester, source, "--gradcheck-json=report.json")
+    assert_failed_at_the_end(result, "--gradcheck-json: could not write the report to "
+                                     "'report.json': *Is a directory*")
+    assert "JSON report written" not in result.stdout.str()
+
+
+def test_a_coverage_package_that_raises_on_import_fails_the_run_in_plain_words(pytester):
+    pytester.makepyfile(raising_pkg="raise RuntimeError('the package is broken')\n")
+    result = run(pytester, PLAIN, "--gradcheck-require-coverage=raising_pkg")
+    assert_failed_at_the_end(result, "--gradcheck-require-coverage: cannot import 'raising_pkg': "
+                                     "RuntimeError: the package is broken")
+
+
+def assert_failed_at_the_end(result, message):
+    """The test passed, the run failed, with the message and no traceback."""
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([f"gradcheck: error: {message}"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+@pytest.mark.slow
+def test_an_artifact_that_cannot_be_written_keeps_the_tests_own_error(pytester):
+    pytest.importorskip("matplotlib")
+    source = CHECKS.replace("def test_wrong(gradcheck):\n", """def test_wrong(gradcheck):
+    open("artifacts", "w").close()  # after the start-up check: the heatmap cannot be written
+""")
+    result = run(pytester, source, "--gradcheck-artifacts=artifacts")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*gradcheck could not write the failure heatmaps to --gradcheck-artifacts='artifacts': "
+        "FileExistsError*",
+        "FAILED test_checks.py::test_wrong - gradcheck.errors.GradientCheckError*"])

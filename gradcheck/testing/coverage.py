@@ -1,8 +1,23 @@
 """The gradient coverage gate: gradients a package defines that no check exercised."""
 import importlib
+import importlib.util
 import pkgutil
 
 from gradcheck import _tf
+from gradcheck.errors import OptionError
+
+
+def require_importable(package_name):
+    """Fail at start-up, without importing it, if the package cannot be found."""
+    try:
+        spec = importlib.util.find_spec(package_name)
+    except Exception as error:  # noqa: BLE001  (find_spec imports the parent packages: anything)
+        raise OptionError(f"cannot look up the package {package_name!r}: "
+                          f"{type(error).__name__}: {error}") from None
+    if spec is None:
+        raise OptionError(f"no package {package_name!r} can be imported here; name the package "
+                          "that registers your gradients (as you would import it), and install "
+                          "it or add its folder to PYTHONPATH (or to the ini option pythonpath).")
 
 
 def defined_gradients(package_name):
@@ -35,10 +50,7 @@ def _inside(module, package_name):
 
 
 def _import_all(package_name):
-    try:
-        package = importlib.import_module(package_name)
-    except ImportError as error:
-        raise ImportError(f"--gradcheck-require-coverage: cannot import {package_name!r}: {error}") from None
+    package = importlib.import_module(package_name)
     modules = [package]
     for info in pkgutil.walk_packages(getattr(package, "__path__", []), package_name + "."):
         modules.append(importlib.import_module(info.name))

@@ -3,6 +3,8 @@
 Every pytest run in the environment imports this module, so it imports nothing
 heavy: TensorFlow is loaded by the first check (or by the tf_device fixture).
 """
+import warnings
+
 import pytest
 
 from gradcheck.errors import OptionError
@@ -12,6 +14,8 @@ from gradcheck.testing.session import CheckLog, summary_lines
 LOG = pytest.StashKey()
 CURRENT_TEST = pytest.StashKey()
 _UNCOVERED = pytest.StashKey()  # gradients the coverage gate found unchecked
+_LATE_ERRORS = pytest.StashKey()  # what went wrong after the tests ran
+_JSON_WRITTEN = pytest.StashKey()  # the path of the JSON report, once written
 
 _OPTIONS = [
     # (name, help, parse)
@@ -79,6 +83,7 @@ def pytest_configure(config):
     if profile:
         load_hypothesis_profile(profile)
     _require_known_names(config)
+    _require_usable_outputs(config)
 
 
 def _require_known_names(config):
@@ -95,6 +100,20 @@ def _require_known_names(config):
         from gradcheck.options import require_method
 
         _as_usage_error("method", require_method, method)
+
+
+def _require_usable_outputs(config):
+    """A report path, artifacts folder or coverage package that cannot be used
+    is a usage error now, not a traceback once the tests have run."""
+    from gradcheck.testing import output_paths
+    from gradcheck.testing.coverage import require_importable
+
+    for name, check in (("json", output_paths.require_writable_file),
+                        ("artifacts", output_paths.require_writable_folder),
+                        ("require-coverage", require_importable)):
+        value = option(config, name)
+        if value:
+            _as_usage_error(name, check, value)
 
 
 def _as_usage_error(name, check, value):
@@ -142,7 +161,7 @@ class BoundChecker:
         try:
             report = check_gradients(fn, inputs, **options)
         except GradientCheckError as error:
-            self._record(log, error.report, test, item)
+            self._record(log, error.report, test, item, error)
             raise
         except Exception as error:  # any other failure: an ERROR row in the summary, re-raised
             log.add_error(test, getattr(fn, "__name__", repr(fn)), error)
@@ -185,7 +204,7 @@ class BoundChecker:
                 merged = merged.merged(**mark.kwargs)
         return merged
 
-    def _record(self, log, report, test, item):
+    def _record(self, log, report, test, item, error=None):
         log.add(report, test)
         if item is not None:
             item.user_properties.append(("gradcheck", f"{report.function}: "
@@ -193,9 +212,24 @@ class BoundChecker:
                                          f"({len(report.pairs)} blocks, source {report.source})"))
         artifacts = option(self.config, "artifacts")
         if artifacts and not report.ok:
-            from gradcheck.testing.heatmap import save_heatmaps
+            _save_artifacts(report, artifacts, test, error)
 
-            save_heatmaps(report, artifacts, test)
+
+def _save_artifacts(report, folder, test, error):
+    """Heatmaps of a failure; if they cannot be written, the test keeps its own error."""
+    from gradcheck.testing.heatmap import save_heatmaps
+
+    try:
+        save_heatmaps(report, folder, test)
+    except Exception as failure:  # noqa: BLE001  (an artifact must never replace the finding)
+        note = (f"gradcheck could not write the failure heatmaps to --gradcheck-artifacts="
+                f"{folder!r}: {type(failure).__name__}: {failure}")
+        if error is None:  # raise_on_failure=False: there is no error to carry the note
+            warnings.warn(note, stacklevel=3)
+        elif hasattr(error, "add_note"):
+            error.add_note(note)
+        else:  # Python < 3.11
+            error.args = (f"{error.args[0]}\n{note}", *error.args[1:])
 
 
 @pytest.fixture(scope="session")
@@ -242,9 +276,10 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.section("gradcheck")
         for line in summary_lines(log.summary_rows()):
             terminalreporter.write_line(line)
-    json_path = option(config, "json")
-    if json_path:
-        terminalreporter.write_line(f"gradcheck: JSON report written to {json_path}")
+    if _JSON_WRITTEN in config.stash:
+        terminalreporter.write_line(f"gradcheck: JSON report written to {config.stash[_JSON_WRITTEN]}")
+    for message in config.stash.get(_LATE_ERRORS, []):
+        terminalreporter.write_line(f"gradcheck: error: {message}", red=True)
     gap = config.stash.get(_UNCOVERED, None)
     if gap:
         terminalreporter.section("gradcheck coverage", red=True)
@@ -252,7 +287,6 @@ def pytest_terminal_summary(terminalreporter, config):
                                     f"{option(config, 'require-coverage')} were never checked:")
         for name, where in sorted(gap.items()):
             terminalreporter.write_line(f"  {name}: {where}")
-
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -263,15 +297,40 @@ def pytest_sessionfinish(session, exitstatus):
         return
     json_path = option(config, "json")
     if json_path:
-        log.write_json(json_path)
+        _write_json(session, log, json_path)
     package = option(config, "require-coverage")
     if package:
-        from gradcheck.testing.coverage import uncovered
+        _gate_coverage(session, log, package)
 
+
+def _write_json(session, log, path):
+    try:
+        log.write_json(path)
+    except OSError as error:  # checked at start-up, but the disk may have changed since
+        _fail_at_end(session, f"--gradcheck-json: could not write the report to {path!r}: {error}")
+    else:
+        session.config.stash[_JSON_WRITTEN] = path
+
+
+def _gate_coverage(session, log, package):
+    from gradcheck.testing.coverage import uncovered
+
+    try:
         gap = uncovered(package, log.gradients_used)
-        config.stash[_UNCOVERED] = gap
-        if gap and session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    except Exception as error:  # noqa: BLE001  (importing the user's package may raise anything)
+        _fail_at_end(session, f"--gradcheck-require-coverage: cannot import {package!r}: "
+                              f"{type(error).__name__}: {error}")
+        return
+    session.config.stash[_UNCOVERED] = gap
+    if gap and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _fail_at_end(session, message):
+    """An error after the tests ran: said in the summary, and the run fails."""
+    session.config.stash.setdefault(_LATE_ERRORS, []).append(message)
+    if session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.hookimpl(optionalhook=True)
