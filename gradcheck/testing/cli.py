@@ -1,11 +1,13 @@
 """python -m gradcheck check MODULE:FUNCTION --shape 3,4 --dtype float32,float64
 
 Exit status: 0 when every check passes, 1 when a gradient is wrong, 2 for a
-usage error (a bad module path, shape or dtype).
+usage error (a bad module path, a module that fails to import, a bad shape,
+dtype or seed): never 1, which would read as a wrong gradient.
 """
 import argparse
 import importlib
 import sys
+import traceback
 
 import numpy as np
 
@@ -32,7 +34,7 @@ def build_parser():
     check.add_argument("--shape", action="append", type=parse_shape, required=True,
                        metavar="D1,D2,...",
                        help="shape of one argument (repeat for each argument; '' for a scalar)")
-    check.add_argument("--dtype", type=configuration.parse_list, default=("float64",),
+    check.add_argument("--dtype", type=parse_dtypes, default=("float64",),
                        metavar="DTYPES", help="comma-separated dtypes, each checked in turn "
                                               "(default: float64)")
     check.add_argument("--modes", type=configuration.parse_list, default=None,
@@ -41,7 +43,8 @@ def build_parser():
                        help="cpu, gpu, all or device names, comma-separated (default: cpu)")
     check.add_argument("--order", type=int, choices=(1, 2), default=1,
                        help="2 also checks the gradient of the gradient")
-    check.add_argument("--seed", type=int, default=0, help="seeds the inputs and cotangents")
+    check.add_argument("--seed", type=parse_seed, default=0,
+                       help="an integer >= 0; seeds the inputs and cotangents")
     check.add_argument("--strict", action="store_true",
                        help="a mode that cannot run here fails the check")
     return parser
@@ -60,14 +63,29 @@ def parse_shape(text):
     return shape
 
 
+def parse_dtypes(text):
+    dtypes = configuration.parse_list(text)
+    if not dtypes:
+        raise argparse.ArgumentTypeError("give at least one dtype, such as float64 or "
+                                         "float32,float64")
+    return dtypes
+
+
+def parse_seed(text):
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"a seed is an integer >= 0, got {text!r}")
+    return seed
+
+
 def load_function(target):
     module_name, _, function_name = target.partition(":")
     if not module_name or not function_name:
         raise CommandLineError(f"expected MODULE:FUNCTION, got {target!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise CommandLineError(f"cannot import module {module_name!r}: {error}") from None
+    module = _import(module_name)
     function = module
     for part in function_name.split("."):
         if not hasattr(function, part):
@@ -76,6 +94,26 @@ def load_function(target):
     if not callable(function):
         raise CommandLineError(f"{target} is not callable")
     return function
+
+
+def _import(module_name):
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as error:
+        raise CommandLineError(f"cannot import module {module_name!r}: {error}") from None
+    except SyntaxError as error:
+        raise CommandLineError(f"module {module_name!r} has a syntax error: {error.msg} "
+                               f"({error.filename}, line {error.lineno})") from None
+    except Exception as error:  # noqa: BLE001  (the user's module may raise anything at import)
+        raise CommandLineError(f"importing module {module_name!r} raised "
+                               f"{type(error).__name__}: {error}{_where(error)}") from None
+
+
+def _where(error):
+    """Where the error was raised: the last frame outside Python's import machinery."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if not f.filename.startswith("<frozen") and f.filename != __file__]
+    return f" ({frames[-1].filename}, line {frames[-1].lineno})" if frames else ""
 
 
 def random_inputs(shapes, dtype, seed):
