@@ -7,11 +7,14 @@ compiler's own message.
 """
 import contextlib
 import dataclasses
+import errno
 import fcntl
 import hashlib
 import os
 import pathlib
 import shlex
+import shutil
+import signal
 import subprocess
 import tempfile
 
@@ -41,8 +44,11 @@ def default_cache_dir():
 
 
 def build_op_library(sources, name=None, *, extra_flags=(), cache_dir=None, compiler=None):
-    """Compile `sources` (paths to .cc files) into a custom-op library and load it."""
+    """Compile `sources` (a path to a .cc file, or a list of them) into a
+    custom-op library and load it."""
     tf = _tf.tf()
+    if isinstance(sources, (str, os.PathLike)):  # one file, not a string of file names
+        sources = [sources]
     sources = [pathlib.Path(s).resolve() for s in sources]
     missing = [str(s) for s in sources if not s.is_file()]
     if not sources or missing:
@@ -58,9 +64,9 @@ def build_op_library(sources, name=None, *, extra_flags=(), cache_dir=None, comp
     target = pathlib.Path(cache_dir or default_cache_dir()) / f"{name}-{key[:16]}" / f"lib{name}.so"
     compiled = False
     if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(target.parent / ".lock"):
+        with _locked(target.parent):
             if not target.exists():  # another process may have built it meanwhile
+                _remove_stale_builds(target.parent)
                 _compile(sources, target, compiler, compile_flags, link_flags)
                 compiled = True
     if target not in _loaded:
@@ -94,14 +100,7 @@ def _compile(sources, target, compiler, compile_flags, link_flags):
             (source, [compiler, "-c", str(source), "-o", str(obj), *compile_flags])
             for source, obj in zip(sources, objects)
         ]
-        running = [(source, command, subprocess.Popen(command, stdout=subprocess.PIPE,
-                                                      stderr=subprocess.STDOUT, text=True))
-                   for source, command in jobs]
-        for source, command, process in running:
-            output, _ = process.communicate()
-            if process.returncode:
-                raise OpBuildError(f"compiling {source.name} failed:\n{_errors_first(output)}\n\n"
-                                   f"command: {shlex.join(command)}")
+        _compile_all(jobs)
         partial = pathlib.Path(work) / target.name
         link = [compiler, "-shared", *map(str, objects), "-o", str(partial), *link_flags]
         result = subprocess.run(link, capture_output=True, text=True, check=False)
@@ -109,6 +108,43 @@ def _compile(sources, target, compiler, compile_flags, link_flags):
             raise OpBuildError(f"linking {target.name} failed:\n{(result.stdout + result.stderr).strip()}"
                                f"\n\ncommand: {shlex.join(link)}")
         os.replace(partial, target)
+
+
+def _compile_all(jobs):
+    """Run the compilers in parallel; on any exit (an error, Ctrl-C) none is left
+    running, so none writes into the build folder while it is removed."""
+    running = []
+    try:
+        for source, command in jobs:
+            # A group of its own: killing g++ alone would leave cc1plus and as running.
+            running.append((source, command, subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                start_new_session=True)))
+        for source, command, process in running:
+            output, _ = process.communicate()
+            if process.returncode:
+                raise OpBuildError(f"compiling {source.name} failed:\n{_errors_first(output)}\n\n"
+                                   f"command: {shlex.join(command)}")
+    finally:
+        for _, _, process in running:
+            _kill_group(process)
+
+
+def _kill_group(process):
+    if process.poll() is not None:  # g++ waits for its children: the group is gone
+        return
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:  # the compiler and its children have all exited
+        pass
+    process.wait()
+
+
+def _remove_stale_builds(folder):
+    """Build folders left by a process killed mid-compile (SIGKILL skips every
+    cleanup). Called under the folder's lock, so no live build owns one."""
+    for stale in folder.glob("tmp*"):
+        shutil.rmtree(stale, ignore_errors=True)
 
 
 def _errors_first(output, limit=200):
@@ -120,8 +156,19 @@ def _errors_first(output, limit=200):
 
 
 @contextlib.contextmanager
-def _locked(path):
-    with open(path, "w") as handle:
+def _locked(folder):
+    """The cache entry's folder, created and locked: one build at a time."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not os.access(folder, os.W_OK | os.X_OK):  # the .lock may exist in a read-only folder
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(folder))
+        handle = open(folder / ".lock", "w")
+    except OSError as error:
+        raise OpBuildError(
+            f"cannot write the compiled op to the cache folder {str(folder)!r}: {error.strerror} "
+            f"({error.filename}). Pass build_op_library(..., cache_dir=) a folder you can write, "
+            "or set GRADCHECK_CACHE_DIR.") from None
+    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
