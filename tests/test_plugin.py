@@ -451,3 +451,75 @@ def test_an_artifact_that_cannot_be_written_keeps_the_tests_own_error(pytester):
         "*gradcheck could not write the failure heatmaps to --gradcheck-artifacts='artifacts': "
         "FileExistsError*",
         "FAILED test_checks.py::test_wrong - gradcheck.errors.GradientCheckError*"])
+
+
+INTERRUPTED = HEADER + """
+import os
+import pathlib
+import signal
+import time
+
+def test_quick(gradcheck):
+    gradcheck(tf.sin, [np.ones(2)], modes=["eager"])
+
+def test_interrupt():
+    reported = pathlib.Path({folder!r}) / "quick_reported"
+    deadline = time.monotonic() + 120
+    while not reported.exists():  # until the main process has test_quick's report
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.kill(int(reported.read_text().split()[0]), signal.SIGINT)  # Ctrl-C
+    time.sleep(30)
+"""
+
+# In the main pytest process (the controller under xdist): when test_quick's
+# report arrives, note the pid and how many rows the plugin holds by then.
+SIGNAL_WHEN_REPORTED = """
+import os
+import pathlib
+
+from gradcheck.testing.plugin import LOG
+
+CONFIG = []
+
+def pytest_configure(config):
+    CONFIG.append(config)
+
+def pytest_runtest_logreport(report):
+    if os.environ.get("PYTEST_XDIST_WORKER") is None and report.when == "teardown" \\
+            and report.nodeid.endswith("test_quick"):
+        rows = len(CONFIG[0].stash[LOG].rows)
+        pathlib.Path({folder!r}, "quick_reported").write_text(f"{{os.getpid()}} {{rows}}")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [pytest.param(["-n", "2"], id="xdist"), pytest.param([], id="plain")])
+def test_ctrl_c_keeps_the_rows_of_the_checks_that_ran(pytester, args):
+    if args:
+        pytest.importorskip("xdist")
+    folder = str(pytester.path)
+    pytester.makeconftest(SIGNAL_WHEN_REPORTED.format(folder=folder))
+    result = run(pytester, INTERRUPTED.format(folder=folder), *args, "--gradcheck-json=report.json")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*1 passed*"])
+    # The row reached the main process with the test's report, not at the
+    # worker's end, which an interruption can take away.
+    assert (pytester.path / "quick_reported").read_text().split()[1] == "1"
+    rows = json.loads((pytester.path / "report.json").read_text())["rows"]
+    assert [(r["test"].split("::")[-1], r["verdict"]) for r in rows] == [("test_quick", "ok")]
+
+
+def test_a_worker_hands_on_each_row_and_gradient_once():
+    from gradcheck.testing.session import CheckLog
+
+    worker, controller = CheckLog(), CheckLog()
+    worker.add_skipped("t.py::a", "f", "first")
+    worker.gradients_used.add("Sin")
+    controller.merge(worker.take_unsent())  # with test a's report
+    worker.add_skipped("t.py::b", "f", "second")
+    worker.gradients_used.update({"Sin", "Cos"})
+    controller.merge(worker.take_unsent())  # with test b's report
+    controller.merge(worker.take_unsent())  # at the worker's end: nothing new
+    assert [row["reason"] for row in controller.rows] == ["first", "second"]
+    assert controller.gradients_used == {"Sin", "Cos"}

@@ -292,8 +292,8 @@ def pytest_terminal_summary(terminalreporter, config):
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
     log = config.stash[LOG]
-    if hasattr(config, "workerinput"):  # a pytest-xdist worker: hand the rows to the controller
-        config.workeroutput["gradcheck"] = log.to_dict()
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: hand the rest to the controller
+        config.workeroutput["gradcheck"] = log.take_unsent()
         return
     json_path = option(config, "json")
     if json_path:
@@ -331,6 +331,29 @@ def _fail_at_end(session, message):
     session.config.stash.setdefault(_LATE_ERRORS, []).append(message)
     if session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """On a pytest-xdist worker, each report carries the rows recorded since the
+    last: rows sent only when the worker finishes are lost to a Ctrl-C."""
+    report = yield
+    if hasattr(item.config, "workerinput"):
+        data = item.config.stash[LOG].take_unsent()
+        if data["rows"] or data["gradients_used"]:
+            report.gradcheck = data
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_from_serializable(config, data):
+    """On the controller: the rows a worker's report carried join the log."""
+    report = yield
+    rows = getattr(report, "gradcheck", None)
+    if rows:
+        config.stash[LOG].merge(rows)
+        del report.gradcheck  # merged once; not passed on to other plugins' reports
+    return report
 
 
 @pytest.hookimpl(optionalhook=True)

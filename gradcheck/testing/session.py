@@ -46,6 +46,7 @@ class CheckLog:
     def __init__(self):
         self.rows = []
         self.gradients_used = set()
+        self._sent = 0, set()  # rows and gradients already handed on by take_unsent
 
     def add(self, report, test):
         self.rows.extend(rows_of(report, test))
@@ -58,8 +59,13 @@ class CheckLog:
     def add_skipped(self, test, function, reason):
         self.rows.append(_bare_row(test, function, "skipped", reason))
 
-    def to_dict(self):
-        return {"rows": self.rows, "gradients_used": sorted(self.gradients_used)}
+    def take_unsent(self):
+        """What was added since the last call, as merge takes it: a pytest-xdist
+        worker sends it with each test report, so an interrupted run loses nothing."""
+        rows, gradients = self._sent
+        data = {"rows": self.rows[rows:], "gradients_used": sorted(self.gradients_used - gradients)}
+        self._sent = len(self.rows), set(self.gradients_used)
+        return data
 
     def merge(self, data):
         self.rows.extend(data.get("rows", []))
