@@ -89,7 +89,8 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
                 target_for = only_where_honoured(gradient_targets(base, problem, options.rng),
                                                  options.override_map)
     report = findings.report(function=function_name(fn), inputs=[x.describe() for x in check_inputs],
-                             seed=options.seed, strict=options.strict, source=source,
+                             seed=options.seed, strict=options.strict, eps=options.eps,
+                             source=source,
                              gradients_used=gradients_used, **first)
     if options.raise_on_failure and not report.ok:
         raise GradientCheckError(report)

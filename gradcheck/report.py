@@ -41,13 +41,16 @@ class PairResult:
     projections: bool = False  # fast mode: n_total counts random projections u^T J v
     left_out: int = 0  # fast mode: input components judged on their own (localise.py)
     unresolved: str = ""  # fast mode: why localisation gave up, if it did
+    n_inconclusive: int = 0  # entries the reference is too uncertain to judge
+    undecided: bool = False  # entries were unchecked, and no other could have been wrong
+    first_unchecked: str = ""  # 'd output[0] / d x[0]': the first entry left unchecked
     arrays: tuple = dataclasses.field(default=None, repr=False, compare=False)
     # (gradient, reference) Jacobian blocks, kept for failed pairs only (heatmaps)
 
     @property
     def ok(self):
         """Whether the two Jacobians agree (for a decisive pair: whether it passes)."""
-        return self.n_failed == 0 and not (self.n_total and self.n_unreliable == self.n_total)
+        return self.n_failed == 0 and self.n_inconclusive == 0 and not self.undecided
 
     @property
     def allowed(self):
@@ -77,8 +80,18 @@ class PairResult:
     @property
     def verdict(self):
         if self.decisive:
-            return "ok" if self.ok else "FAIL"
+            return "ok" if self.ok else "FAIL" if self.n_failed else "UNDECIDED"
         return "agrees" if self.ok else "differs"
+
+    @property
+    def tally(self):
+        """'0/9', with the entries that could not be judged, if any."""
+        tally = f"{self.n_failed}/{self.n_total}"
+        if self.n_inconclusive:
+            tally += f" ({self.n_inconclusive} inconclusive)"
+        if self.n_unreliable:
+            tally += f" ({self.n_unreliable} unchecked)"
+        return tally
 
     @property
     def where(self):
@@ -96,11 +109,20 @@ class PairResult:
     def headline(self, where=None):
         where = where or self.where
         reference = "finite differences" if self.against == FINITE_DIFFERENCES else self.against
-        if self.n_total and self.n_unreliable == self.n_total:
+        if self.undecided:
             return (
-                f"No element of d {self.output} / d {self.input} could be checked in "
-                f"{where}: the finite differences were not finite anywhere. "
-                "Check that the inputs lie inside the function's domain."
+                f"Nothing of d {self.output} / d {self.input} could be checked in {where}: "
+                f"the finite differences are not finite at {self.n_unreliable} of "
+                f"{self.n_total} entries (first: {self.first_unchecked}), and every other entry "
+                "is zero in both. Check that the inputs lie inside the function's domain, away "
+                "from its edges."
+            )
+        if self.n_inconclusive and not self.n_failed:
+            return (
+                f"{self.n_inconclusive} of {self.n_total} entries of d {self.output} / "
+                f"d {self.input} could not be judged in {where}: the finite differences' own "
+                "uncertainty there is larger than the error a gradient is allowed, so they "
+                "cannot tell a right gradient from a wrong one."
             )
         if self.gradient_is_none:
             return (
@@ -178,6 +200,7 @@ class GradientReport:
     seed: int
     reference_precision: str = ""
     strict: bool = False  # modes that cannot run count as failures
+    eps: float = None  # the finite differences' step, if the user chose it
     source: str = ""  # built-in, custom_gradient, registered gradient, Defun, override map
     gradients_used: list = dataclasses.field(default_factory=list)
     kinked_elements: int = 0  # real input components on a kink or step (order 1)
@@ -241,13 +264,25 @@ class GradientReport:
         if not any(m.status == "checked" for m in self.modes) and not lines:
             lines.append("No mode could run the check: "
                          + "; ".join(f"{m.mode}: {m.reason}" for m in self.skipped_modes))
+        if any(p.n_inconclusive for p in self.failed_pairs):
+            lines.append(self._step_advice())
         if self.failed_pairs and all(p.against == FINITE_DIFFERENCES and not p.unresolved
+                                     and not p.n_inconclusive and not p.undecided
                                      for p in self.failed_pairs):
             lines.append("If the gradient differs from the derivative on purpose "
                          "(tf.stop_gradient, a straight-through estimator), declare "
                          "the intended gradient with reference=.")
         lines.append(self.reproduction())
         return "\n".join(lines) + "\n\n" + str(self)
+
+    def _step_advice(self):
+        if self.eps is not None:
+            return (f"The step eps={self.eps:g} leaves the finite differences too uncertain to "
+                    "judge: rounding errors grow as the step shrinks, curvature errors as it "
+                    "grows. Leave eps at its default (None), which picks a step per element.")
+        return ("The finite differences stay too uncertain at every step gradcheck tries: the "
+                "function may be noisy or barely differentiable here. Try other inputs, a "
+                "larger eps=, or declare the gradient with reference=.")
 
     def __str__(self):
         header = (f"gradcheck of {self.function!r} ({', '.join(self.inputs)}): "
@@ -319,7 +354,7 @@ _COLUMNS = ("device", "mode", "ord", "output", "input", "against", "dtype",
 def _row(pair):
     return (pair.device, pair.mode, str(pair.order), pair.output, pair.input, pair.against,
             pair.dtype, f"{pair.max_abs_error:.2e}", f"{pair.max_rel_error:.2e}",
-            f"{pair.atol:g}/{pair.rtol:g}", f"{pair.n_failed}/{pair.n_total}", pair.verdict)
+            f"{pair.atol:g}/{pair.rtol:g}", pair.tally, pair.verdict)
 
 
 def format_table(pairs):

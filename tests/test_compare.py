@@ -86,7 +86,32 @@ def test_identical_gradients_agree_with_no_error():
 
 def test_the_reference_uncertainty_widens_what_an_entry_may_differ_by():
     expected = reference()
-    actual = expected + 1e-6
-    slack = np.full(SHAPE, 2e-6)
+    tolerance = ATOL + RTOL * np.abs(expected)
+    actual = expected + 1.5 * tolerance
     assert not compare_block(actual, expected, ATOL, RTOL).ok
-    assert compare_block(actual, expected, ATOL, RTOL, slack=slack).ok
+    assert compare_block(actual, expected, ATOL, RTOL, slack=tolerance).ok
+
+
+def test_an_entry_that_passes_only_on_a_large_uncertainty_is_inconclusive_not_right():
+    # The uncertainty counts up to the tolerance of the block's largest entry:
+    # here 1e-8 + 1e-7 * 2, far below the 1e-3 that a tiny eps can leave.
+    expected = reference()
+    actual = expected.copy()
+    actual[5, 7] += 1e-5  # within the uncertainty, beyond what it may count
+    actual[600, 1] += 1e-2  # beyond even the whole uncertainty
+    result = compare_block(actual, expected, ATOL, RTOL, slack=np.full(SHAPE, 1e-3))
+    assert not result.ok
+    assert (result.n_failed, result.n_inconclusive, result.worst) == (1, 1, (600, 1))
+    assert np.isclose(result.worst_slack, ATOL + RTOL * np.abs(expected).max())
+
+
+def test_a_block_whose_only_nonzero_entries_are_unchecked_is_undecided():
+    expected = np.zeros((2, 2))
+    expected[[0, 1], [0, 1]] = np.nan  # sqrt's differences at 0, on the diagonal
+    actual = np.diag([12345.0, 12345.0])
+    result = compare_block(actual, expected, ATOL, RTOL)
+    assert (result.n_unreliable, result.undecided, result.unchecked) == (2, True, (0, 0))
+    assert not result.ok
+    expected[1, 1], actual[1, 1] = 0.5, 0.5  # one entry that could have been wrong
+    decided = compare_block(actual, expected, ATOL, RTOL)
+    assert decided.ok and decided.n_unreliable == 1 and not decided.undecided

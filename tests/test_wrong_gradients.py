@@ -159,3 +159,39 @@ def test_a_gradient_that_claims_a_zero_that_is_not_there_is_caught_at_that_entry
     row = int(pair.worst_output[len("output["):-1])
     column = int(pair.worst_input[len("x["):-1])
     assert column == (row + 1) % 40 and pair.worst_actual == 0.0
+
+
+@tf.custom_gradient
+def sin_ten_percent_off(x):
+    return tf.sin(x), lambda dy: dy * tf.cos(x) * 1.1
+
+
+def test_a_step_too_small_to_judge_fails_as_inconclusive_and_names_eps():
+    # At eps=1e-15 rounding leaves the differences uncertain by about 0.3: a
+    # gradient 10% off passed on that uncertainty before.
+    with pytest.raises(GradientCheckError, match="could not be judged") as failure:
+        check_gradients(sin_ten_percent_off, [np.array([0.5, 1.0, 1.5])], eps=1e-15,
+                        modes=["eager"])
+    message = str(failure.value)
+    assert "The step eps=1e-15 leaves the finite differences too uncertain" in message
+    assert "inconclusive" in message and "UNDECIDED" in message
+
+
+@tf.custom_gradient
+def sqrt_with_a_huge_gradient(x):
+    return tf.sqrt(x), lambda dy: dy * 12345.0
+
+
+def test_a_gradient_whose_only_entries_cannot_be_differenced_is_not_ok():
+    # At 0 the differences of sqrt are NaN; the off-diagonal entries are zero
+    # in both, so nothing that could be wrong was judged.
+    with pytest.raises(GradientCheckError, match=r"Nothing of d output / d x could be "
+                       r"checked .* not finite at 2 of 4 entries \(first: d output\[0\] / d x\[0\]\)"):
+        check_gradients(sqrt_with_a_huge_gradient, [np.array([0.0, 0.0])], modes=["eager"])
+
+
+def test_entries_that_cannot_be_differenced_are_shown_as_unchecked():
+    report = check_gradients(tf.sqrt, [np.array([0.0, 1.0])], modes=["eager"],
+                             raise_on_failure=False)
+    assert report.ok, report  # d sqrt(x[1]) / d x[1] was judged, and is right
+    assert "0/4 (1 unchecked)" in str(report)

@@ -73,9 +73,9 @@ class Judge:
         atol, rtol = self.problem.pair_tolerance(k, i)
         worst_output = worst_input = "(no entries)"
         if result.worst:
-            row, col = result.worst
-            worst_output = layout.component_label(spec.name, spec.shape, spec.is_complex, row)
-            worst_input = layout.component_label(x.name, x.shape, x.is_complex, col)
+            worst_output, worst_input = self._labels(k, i, result.worst)
+        unchecked = ("d {} / d {}".format(*self._labels(k, i, result.unchecked))
+                     if result.unchecked else "")
         device_name, mode = where
         return PairResult(
             device=device_name, mode=mode, order=self.problem.order, output=spec.name,
@@ -88,8 +88,16 @@ class Judge:
             worst_output=worst_output, worst_input=worst_input,
             worst_actual=result.worst_actual, worst_expected=result.worst_expected,
             gradient_is_none=gradient_is_none, decisive=decisive,
-            arrays=None if result.ok else arrays,
+            n_inconclusive=result.n_inconclusive, undecided=result.undecided,
+            first_unchecked=unchecked, arrays=None if result.ok else arrays,
         )
+
+    def _labels(self, k, i, entry):
+        """('output[1]', 'x[0, 2]') for the Jacobian entry (row, column) of block (k, i)."""
+        x, spec = self.problem.inputs[i], self.problem.diff_specs[k]
+        row, col = entry
+        return (layout.component_label(spec.name, spec.shape, spec.is_complex, row),
+                layout.component_label(x.name, x.shape, x.is_complex, col))
 
     def _same_jacobian(self, first, second):
         for i in self.problem.wrt:
@@ -106,6 +114,8 @@ def _obtained(fd_pairs, declared_pairs, none_inputs, n_wrt):
     if declared_pairs is None:
         if is_derivative:
             return "the derivative"
+        if not any(p.n_failed for p in fd_pairs):
+            return "a gradient the finite differences could not judge"
         return "no gradient (None)" if len(none_inputs) == n_wrt else "a gradient that is not the derivative"
     is_declared = all(p.ok for p in declared_pairs)
     if is_declared:

@@ -122,11 +122,18 @@ class BlockComparison:
     worst_expected: float
     worst_slack: float = 0.0  # the reference's uncertainty at the worst entry
     worst_bounds: tuple = None  # (least, greatest) one-sided difference, if it is on a kink
+    n_inconclusive: int = 0  # within the reference's uncertainty, but beyond its bound
+    decided: bool = True  # some judged entry is nonzero in either array
+    unchecked: tuple = None  # (row, column) of the first entry left out as unreliable
 
     @property
     def ok(self):
-        all_unreliable = self.n_total > 0 and self.n_unreliable == self.n_total
-        return self.n_failed == 0 and not all_unreliable
+        return self.n_failed == 0 and self.n_inconclusive == 0 and not self.undecided
+
+    @property
+    def undecided(self):
+        """Entries were left out, and the judged ones are all zero in both arrays."""
+        return self.n_unreliable > 0 and not self.decided
 
 
 _CHUNK_ENTRIES = 1 << 18  # rows are compared in pieces that stay in cache
@@ -143,8 +150,11 @@ def compare_block(actual, expected, atol, rtol, kinks=None, support=None, exact_
 
     `support`, if given, is the (rows, columns) index arrays of the only entries
     where either array can be nonzero: the others are equal and are skipped.
-    `slack`, if given, is added to each entry's allowed error: the reference's
-    own uncertainty there (see numeric.sharpened).
+    `slack`, if given, is the reference's own uncertainty at each entry (see
+    differences.sharpened): it is added to the entry's allowed error up to the
+    tolerance of the block's largest entry (rounding at that scale is what the
+    dtype resolves); an entry that passes only on more is counted inconclusive,
+    and one beyond even the whole slack fails.
     `bounds`, if given with `kinks`, is the (2, rows, columns) least and
     greatest one-sided difference (see richardson.one_sided_bounds): a kink entry is then
     judged, not left out: it passes when the gradient lies between them, within
@@ -159,28 +169,40 @@ def compare_block(actual, expected, atol, rtol, kinks=None, support=None, exact_
         return BlockComparison(int(actual.size), 0, 0, 0, 0.0, 0.0, (0, 0),
                                float(actual.flat[0]), float(expected.flat[0]))
     rows_per_chunk = max(1, _CHUNK_ENTRIES // max(actual.shape[1], 1))
-    totals = _Totals(exact_nonfinite)
+    totals = _Totals(exact_nonfinite, slack_bound(expected, atol, rtol, slack))
     for start in range(0, actual.shape[0], rows_per_chunk):
         piece = slice(start, start + rows_per_chunk)
         totals.add(start, actual[piece], expected[piece], atol, rtol,
                    None if kinks is None else kinks[piece], None if slack is None else slack[piece],
                    None if bounds is None or kinks is None else bounds[:, piece])
-    return totals.result(actual, expected, totals.worst, slack, kinks, bounds)
+    return totals.result(actual, expected, totals.worst, kinks, bounds)
 
 
 def _compare_on_support(actual, expected, atol, rtol, kinks, support, exact_nonfinite, slack,
                         bounds=None):
     rows, columns = support
-    totals = _Totals(exact_nonfinite)
+    totals = _Totals(exact_nonfinite, slack_bound(expected[rows, columns], atol, rtol, slack))
     if rows.size:
         totals.add(0, actual[rows, columns][None], expected[rows, columns][None], atol, rtol,
                    None if kinks is None else kinks[rows, columns][None],
                    None if slack is None else slack[rows, columns][None],
                    None if bounds is None or kinks is None else bounds[:, rows, columns][:, None])
         entry = totals.worst[1]
-        return totals.result(actual, expected, (int(rows[entry]), int(columns[entry])), slack,
-                             kinks, bounds)
-    return totals.result(actual, expected, (0, 0), slack)
+        if totals.unchecked is not None:
+            first = totals.unchecked[1]
+            totals.unchecked = (int(rows[first]), int(columns[first]))
+        return totals.result(actual, expected, (int(rows[entry]), int(columns[entry])), kinks,
+                             bounds)
+    return totals.result(actual, expected, (0, 0))
+
+
+def slack_bound(expected, atol, rtol, slack):
+    """The most of the reference's uncertainty an entry may count: the tolerance
+    of the largest finite entry of `expected`. None without `slack`."""
+    if slack is None:
+        return None
+    finite = np.abs(expected[np.isfinite(expected)])
+    return atol + rtol * (float(finite.max()) if finite.size else 0.0)
 
 
 def judge_kinks(actual, where, bounds, abs_error, magnitude):
@@ -193,9 +215,11 @@ def judge_kinks(actual, where, bounds, abs_error, magnitude):
 
 
 class _Totals:
-    def __init__(self, exact_nonfinite=False):
-        self.exact_nonfinite = exact_nonfinite
-        self.failed = self.unreliable = self.kinks = 0
+    def __init__(self, exact_nonfinite=False, slack_bound=None):
+        self.exact_nonfinite, self.slack_bound = exact_nonfinite, slack_bound
+        self.failed = self.unreliable = self.kinks = self.inconclusive = 0
+        self.decided, self.unchecked = False, None
+        self.worst_slack = 0.0  # the uncertainty counted at the worst entry
         self.max_abs = self.max_rel = 0.0
         self.worst_badness, self.worst = -1.0, (0, 0)
 
@@ -214,21 +238,26 @@ class _Totals:
                     np.copyto(abs_error, 0.0, where=kinks)
                     np.copyto(magnitude, 0.0, where=kinks)
             else:
-                magnitude = self._left_out(actual, expected, abs_error,
+                magnitude = self._left_out(first_row, actual, expected, abs_error,
                                            kinks if judged is None else None)
                 if judged is not None:
                     judged = judged & np.isfinite(expected)
             if judged is not None and judged.any():
                 self.kinks += int(np.count_nonzero(judged))
                 judge_kinks(actual, judged, bounds, abs_error, magnitude)
+            # Left-out entries are zero in both by now; any other nonzero could be wrong.
+            self.decided = self.decided or bool(abs_error.any() or magnitude.any())
             self._tally(first_row, abs_error, magnitude, atol, rtol, slack)
 
-    def _left_out(self, actual, expected, abs_error, kinks):
+    def _left_out(self, first_row, actual, expected, abs_error, kinks):
         """Zero the error and magnitude where the entry is left out (a reference
         that is not finite, a kink); a NaN gradient fails. Returns |expected|."""
         finite_reference = np.isfinite(expected)
         left_out = np.zeros_like(finite_reference) if self.exact_nonfinite else ~finite_reference
         self.unreliable += int(np.count_nonzero(left_out))
+        if self.unchecked is None and left_out.any():
+            self.unchecked = np.unravel_index(int(np.argmax(left_out)), left_out.shape)
+            self.unchecked = (first_row + int(self.unchecked[0]), int(self.unchecked[1]))
         if kinks is not None:
             self.kinks += int(np.count_nonzero(kinks & finite_reference))
             left_out |= kinks
@@ -247,26 +276,35 @@ class _Totals:
         with np.errstate(invalid="ignore", over="ignore"):
             allowed = magnitude * rtol
             allowed += atol
+            failed = None
             if slack is not None:
-                allowed += slack
+                failed = int(np.count_nonzero(abs_error > allowed + slack))
+                # An entry that passes only on more uncertainty than the bound
+                # is inconclusive, not right.
+                usable = np.minimum(slack, self.slack_bound)
+                allowed += usable
             badness = np.divide(abs_error, allowed, out=allowed)
-            self.failed += int(np.count_nonzero(badness > 1.0))
+            beyond = int(np.count_nonzero(badness > 1.0))
+            self.failed += beyond if failed is None else failed
+            self.inconclusive += 0 if failed is None else beyond - failed
             flat = int(np.argmax(badness))
             if badness.flat[flat] > self.worst_badness:
                 self.worst_badness = float(badness.flat[flat])
                 row, col = np.unravel_index(flat, badness.shape)
                 self.worst = (first_row + int(row), int(col))
+                self.worst_slack = 0.0 if slack is None else float(usable[row, col])
             self.max_abs = max(self.max_abs, float(abs_error.max()))
             # Relative to the reference, or to atol where the reference is ~0.
             rel_error = np.divide(abs_error, np.maximum(magnitude, atol, out=magnitude),
                                   out=magnitude)
             self.max_rel = max(self.max_rel, float(rel_error.max()))
 
-    def result(self, actual, expected, worst, slack=None, kinks=None, bounds=None):
+    def result(self, actual, expected, worst, kinks=None, bounds=None):
         row, col = worst
         on_kink = kinks is not None and bounds is not None and bool(kinks[row, col])
         return BlockComparison(
-            worst_slack=0.0 if slack is None else float(slack[row, col]),
+            n_inconclusive=self.inconclusive, decided=self.decided, unchecked=self.unchecked,
+            worst_slack=self.worst_slack,
             worst_bounds=(float(bounds[0, row, col]), float(bounds[1, row, col])) if on_kink else None,
             n_total=int(actual.size), n_failed=self.failed, n_unreliable=self.unreliable,
             n_kinks=self.kinks, max_abs_error=self.max_abs, max_rel_error=self.max_rel,
