@@ -4,9 +4,9 @@ import pytest
 import tensorflow as tf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.errors import InvalidArgument
+from hypothesis.errors import FailedHealthCheck, InvalidArgument, Unsatisfiable
 
-from gradcheck import GradientCheckError, gradient_test
+from gradcheck import DeviceUnavailable, GradientCheckError, gradient_test
 from gradcheck import strategies as gs
 
 FIND = settings(max_examples=60, derandomize=True, database=None, deadline=None,
@@ -139,6 +139,17 @@ def test_plain_given_with_the_gradcheck_fixture(gradcheck):
     (lambda: gs.dtypes(only=["float8"]), "unknown dtypes ['float8']"),
     (lambda: gs.broadcastable_shapes(0), "num_shapes must be a positive integer"),
     (lambda: gs.tensors("float32", (2,), elements=(0, 1)), "elements must be a Domain"),
+    (lambda: gs.dtypes(only="float8"), "only='float8' names unknown dtypes ['float8']"),
+    (lambda: gs.dtypes(exclude=["float8", np.float16]), "exclude=['float8', <class 'numpy.float16'>] "
+                                                       "names unknown dtypes ['float8']"),
+    (lambda: gs.dtypes(exclude=np.int32), "names unknown dtypes [<class 'numpy.int32'>]"),
+    (lambda: gs.dtypes(device="CPU:0"), "device='CPU:0' is where fn's kernels are tried; pass fn="),
+    (lambda: gs.dtypes(fn=tf.sin, device="not a device"), "device='not a device': "),
+    (lambda: gs.dtypes(fn=tf.sin, device="CPU:0,CPU:1"), "device must name one device"),
+    (lambda: gs.dtypes(fn="sin"), "fn must be a function"),
+    (lambda: gs.tensors("int32", (2,)), "dtype='int32' is not a dtype these strategies draw"),
+    (lambda: gs.tensors(None, (2,)), "dtype=None is not a dtype these strategies draw"),
+    (lambda: gs.tensors(["float32"], (2,)), "or a strategy such as dtypes()"),
 ])
 def test_bad_arguments_get_precise_messages(make, message):
     with pytest.raises(InvalidArgument, match=re_escape(message)):
@@ -192,3 +203,84 @@ def test_dtypes_can_be_filtered_to_the_kernels_a_function_has():
 
     collect()
     assert drawn and not drawn & {"complex64", "complex128"}
+
+
+def drawn_by(strategy, max_examples=60):
+    """Every value `strategy` draws over `max_examples` examples."""
+    drawn = []
+
+    @settings(max_examples=max_examples, deadline=None, database=None)
+    @given(strategy)
+    def collect(value):
+        drawn.append(value)
+
+    collect()
+    return drawn
+
+
+@pytest.mark.parametrize("exclude", [[np.float16], [tf.float16], "float16", np.dtype("float16"),
+                                     tf.float16, ("float16", np.float32)],
+                         ids=["numpy type", "tf dtype", "name", "numpy dtype", "one tf dtype", "two"])
+def test_exclude_takes_any_dtype_like_and_never_draws_it(exclude):
+    drawn = set(drawn_by(gs.dtypes(exclude=exclude)))
+    expected = {"bfloat16", "float32", "float64"} - ({"float32"} if isinstance(exclude, tuple) else set())
+    assert drawn == expected
+
+
+@pytest.mark.parametrize("only, expected", [
+    (np.float64, {"float64"}), ("float64", {"float64"}), (tf.float64, {"float64"}),
+    (np.dtype("complex64"), {"complex64"}), ([tf.bfloat16, "float32"], {"bfloat16", "float32"}),
+])
+def test_only_takes_one_dtype_like_or_a_list(only, expected):
+    assert set(drawn_by(gs.dtypes(only=only))) == expected
+
+
+@pytest.mark.parametrize("dtype, expected", [
+    (tf.float64, "float64"), (np.dtype("float64"), "float64"), (np.float64, "float64"),
+    (float, "float64"), (tf.bfloat16, "bfloat16"), (st.just(tf.complex64), "complex64"),
+    (st.sampled_from([np.float16, tf.float32]), "float16 float32"),
+])
+def test_tensors_take_any_dtype_like(dtype, expected):
+    arrays = drawn_by(gs.tensors(dtype, (2, 3)), max_examples=20)
+    assert {a.dtype.name for a in arrays} == set(expected.split())
+    assert {a.shape for a in arrays} == {(2, 3)}
+
+
+@pytest.mark.parametrize("device", ["GPU:0", "CPU:7"])
+def test_a_device_tensorflow_does_not_see_is_refused_not_soft_placed(device):
+    if tf.config.list_logical_devices(device.split(":")[0]) and device == "GPU:0":
+        pytest.skip("TensorFlow sees a GPU here")
+    with pytest.raises(DeviceUnavailable, match=re_escape(f"dtypes(device={device!r}) cannot try "
+                                                          "fn's kernels there: device")):
+        gs.dtypes(fn=tf.sin, device=device)
+
+
+@pytest.mark.parametrize("soft", [True, False])
+def test_kernels_are_tried_on_the_device_with_soft_placement_off_then_restored(cpu_devices, soft):
+    seen = []
+
+    def spy(x):
+        y = tf.sin(x)
+        seen.append((y.device, tf.config.get_soft_device_placement()))
+        return y
+
+    tf.config.set_soft_device_placement(soft)
+    try:
+        drawn = set(drawn_by(gs.dtypes(only=["float32", "float64"], fn=spy, device="cpu:1")))
+        assert tf.config.get_soft_device_placement() is soft
+    finally:
+        tf.config.set_soft_device_placement(True)
+    assert drawn == {"float32", "float64"}
+    assert {s for _, s in seen} == {False}
+    assert {d.rsplit("/", 1)[-1] for d, _ in seen} == {"device:CPU:1"}
+
+
+def on_a_missing_gpu(x):
+    with tf.device("/GPU:0"):  # soft placement would run this on the CPU
+        return tf.sin(x)
+
+
+@pytest.mark.skipif(bool(tf.config.list_logical_devices("GPU")), reason="TensorFlow sees a GPU here")
+def test_a_function_whose_kernels_soft_placement_would_move_has_no_dtypes():
+    with pytest.raises((Unsatisfiable, FailedHealthCheck)):
+        drawn_by(gs.dtypes(fn=on_a_missing_gpu), max_examples=5)

@@ -4,6 +4,7 @@ values come from a domain that is safe in every dtype.
     from gradcheck.testing import strategies as gs
     x = gs.tensors(gs.dtypes(), gs.shapes(max_rank=2), elements=gs.positive())
 """
+import collections.abc
 import dataclasses
 import functools
 import math
@@ -12,6 +13,10 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from hypothesis.extra import numpy as hnp
+
+from gradcheck.errors import DeviceUnavailable, OptionError
+from gradcheck.execution import devices
+from gradcheck.numerics.dtypes import dtype_name
 
 FLOATING = ("float16", "bfloat16", "float32", "float64")
 COMPLEX = ("complex64", "complex128")
@@ -22,22 +27,78 @@ _SAFE_BOUND = 1e3
 
 def dtypes(*, floating=True, complex=False, only=None, exclude=(), fn=None, device=None):
     """Dtype names: floating (float16, bfloat16, float32, float64) and/or complex
-    ones. With `fn`, only the dtypes `fn` has kernels for on `device` (tried once
-    on a small input) are drawn."""
+    ones. `only` and `exclude` take one dtype (a name, numpy or TensorFlow dtype)
+    or a list of them. With `fn`, only the dtypes `fn` has kernels for on
+    `device` (tried once on a small input, soft placement off) are drawn."""
     names = (FLOATING if floating else ()) + (COMPLEX if complex else ())
     if only is not None:
-        unknown = sorted(set(only) - set(FLOATING + COMPLEX))
-        if unknown:
-            raise InvalidArgument(f"only={only!r} names unknown dtypes {unknown}; choose from "
-                                  f"{', '.join(FLOATING + COMPLEX)}")
-        names = tuple(n for n in FLOATING + COMPLEX if n in only)
-    names = tuple(n for n in names if n not in set(exclude))
+        chosen = _dtype_names(only, "only")
+        names = tuple(n for n in FLOATING + COMPLEX if n in chosen)
+    excluded = _dtype_names(exclude, "exclude") if exclude is not None else []
+    names = tuple(n for n in names if n not in excluded)
     if not names:
         raise InvalidArgument("dtypes() has no dtype left to draw: allow floating or complex, "
                               "or loosen only=/exclude=")
     if fn is None:
+        if device is not None:
+            raise InvalidArgument(f"device={device!r} is where fn's kernels are tried; pass fn= "
+                                  "too, or leave device out")
         return st.sampled_from(names)
-    return st.sampled_from(names).filter(functools.partial(_has_kernel, fn, device))
+    if not callable(fn):
+        raise InvalidArgument(f"fn must be a function to try each dtype on, got {fn!r}")
+    return st.sampled_from(names).filter(functools.partial(_has_kernel, fn, _one_device(device)))
+
+
+def _dtype_names(value, argument):
+    """Names for one dtype-like or a list of them, refused unless all are drawable."""
+    values = [value] if _is_one_dtype(value) else list(value)
+    unknown = [v for v in values if _drawable_name(v) is None]
+    if unknown:
+        raise InvalidArgument(f"{argument}={value!r} names unknown dtypes {unknown!r}; choose "
+                              f"from {', '.join(FLOATING + COMPLEX)}")
+    return [_drawable_name(v) for v in values]
+
+
+def _dtype(value, argument="dtype"):
+    """The name of one dtype-like ('float64', np.float64, tf.float64, ...)."""
+    name = _drawable_name(value)
+    if name is None:
+        raise InvalidArgument(f"{argument}={value!r} is not a dtype these strategies draw; pass one "
+                              f"of {', '.join(FLOATING + COMPLEX)} (a name, numpy or TensorFlow "
+                              "dtype), or a strategy such as dtypes()")
+    return name
+
+
+def _is_one_dtype(value):
+    # A string is one name, not a list of characters.
+    return isinstance(value, str) or not isinstance(value, collections.abc.Iterable)
+
+
+def _drawable_name(value):
+    if value is None or isinstance(value, bool):  # np.dtype(None) would be float64
+        return None
+    try:
+        name = dtype_name(value)
+    except (TypeError, ValueError):
+        return None
+    return name if name in FLOATING + COMPLEX else None
+
+
+def _one_device(device):
+    """The canonical name of the one device kernels are tried on, refused unless
+    TensorFlow sees it (soft placement would run them on the CPU instead)."""
+    if device is None:
+        return devices.CPU
+    if not isinstance(device, str) or "," in device or device.strip().lower() == "all":
+        raise InvalidArgument(f"device must name one device such as 'CPU:0' or 'GPU:0', got {device!r}")
+    try:
+        return devices.resolve_devices([device])[0]
+    except DeviceUnavailable as error:
+        raise DeviceUnavailable(f"dtypes(device={device!r}) cannot try fn's kernels there: {error} "
+                                "Leave device out for the CPU, or skip the test where the device "
+                                "is missing.") from None
+    except OptionError as error:
+        raise InvalidArgument(f"device={device!r}: {error}") from None
 
 
 def _has_kernel(fn, device, dtype):
@@ -49,12 +110,17 @@ def _kernel_check(fn, device, dtype):
     from gradcheck import _tf
 
     tf = _tf.tf()
+    soft = tf.config.get_soft_device_placement()
+    # With soft placement, an op with no kernel on `device` runs on the CPU and passes.
+    tf.config.set_soft_device_placement(False)
     try:
-        with tf.device(device or "/CPU:0"):
+        with tf.device(device):
             fn(tf.cast(tf.constant([0.5, 1.0]), dtype))
         return True
     except Exception:  # noqa: BLE001  (any failure means: not for this dtype)
         return False
+    finally:
+        tf.config.set_soft_device_placement(soft)
 
 
 def shapes(*, min_rank=0, max_rank=3, min_side=0, max_side=4, max_size=64):
@@ -157,7 +223,8 @@ def well_conditioned(low=-1.0, high=1.0):
 
 
 def tensors(dtype, shape, elements=None, *, distinct=False):
-    """numpy arrays of `dtype` and `shape` (values or strategies) from a Domain.
+    """numpy arrays of `dtype` (a name, numpy or TensorFlow dtype) and `shape`,
+    each a value or a strategy, from a Domain.
 
     distinct=True draws no repeated values (max, sort and top-k gradients are
     undefined at ties)."""
@@ -165,15 +232,14 @@ def tensors(dtype, shape, elements=None, *, distinct=False):
     if not isinstance(elements, Domain):
         raise InvalidArgument(f"elements must be a Domain such as interval(-1, 1) or positive(), "
                               f"got {elements!r}")
-    dtype_strategy = dtype if isinstance(dtype, st.SearchStrategy) else st.just(dtype)
+    dtype_strategy = dtype if isinstance(dtype, st.SearchStrategy) else st.just(_dtype(dtype))
     shape_strategy = shape if isinstance(shape, st.SearchStrategy) else st.just(tuple(shape))
     return st.tuples(dtype_strategy, shape_strategy).flatmap(
         lambda pair: _array(pair[0], pair[1], elements, distinct))
 
 
 def _array(dtype, shape, domain, distinct):
-    if dtype not in FLOATING + COMPLEX:
-        raise InvalidArgument(f"unknown dtype {dtype!r}; choose from {', '.join(FLOATING + COMPLEX)}")
+    dtype = _dtype(dtype)
     if domain.transform == "well_conditioned" and (len(shape) < 2 or shape[-1] != shape[-2]):
         raise InvalidArgument(f"well_conditioned() needs square matrices (..., n, n), got shape {shape}")
     parts = 2 if dtype.startswith("complex") else 1
