@@ -147,9 +147,24 @@ def test_plain_given_with_the_gradcheck_fixture(gradcheck):
     (lambda: gs.dtypes(fn=tf.sin, device="not a device"), "device='not a device': "),
     (lambda: gs.dtypes(fn=tf.sin, device="CPU:0,CPU:1"), "device must name one device"),
     (lambda: gs.dtypes(fn="sin"), "fn must be a function"),
+    (lambda: gs.interval(0, 1, margin=float("nan")), "margin must be a finite number, got nan"),
+    (lambda: gs.interval(0, 1, margin=float("inf")), "margin must be a finite number, got inf"),
+    (lambda: gs.interval(0, 1, margin=-0.1), "margin must be positive, got -0.1"),
+    (lambda: gs.interval(0, 1, include=["a"]), "include=['a']: 'a' is not a finite number"),
+    (lambda: gs.interval(0, 1, avoid=["a"]), "avoid=['a']: 'a' is not a finite number"),
+    (lambda: gs.interval(0, 1, avoid=[float("nan")]), "avoid=[nan]: nan is not a finite number"),
+    (lambda: gs.interval(0, 1, include="a"), "include must be a number or a list of numbers"),
+    (lambda: gs.interval(0, 1, include=np.float32(2)), "include=np.float32(2.0): 2 is outside [0, 1]"),
+    (lambda: gs.interval(True, 2), "low must be a finite number, got True"),
+    (lambda: gs.positive(np.float32(0)), "positive() needs low > 0"),
     (lambda: gs.tensors("int32", (2,)), "dtype='int32' is not a dtype these strategies draw"),
     (lambda: gs.tensors(None, (2,)), "dtype=None is not a dtype these strategies draw"),
     (lambda: gs.tensors(["float32"], (2,)), "or a strategy such as dtypes()"),
+    (lambda: gs.tensors("float32", None), "shape must be a tuple of sides such as (2, 3), or a "
+                                          "strategy such as shapes(), got None"),
+    (lambda: gs.tensors("float32", (-1,)), "shape=(-1,) has a side that is not an integer >= 0"),
+    (lambda: gs.tensors("float32", (2.5,)), "shape=(2.5,) has a side that is not an integer >= 0"),
+    (lambda: gs.tensors("float32", (3, 2), gs.well_conditioned()), "needs square matrices"),
 ])
 def test_bad_arguments_get_precise_messages(make, message):
     with pytest.raises(InvalidArgument, match=re_escape(message)):
@@ -244,6 +259,24 @@ def test_tensors_take_any_dtype_like(dtype, expected):
     arrays = drawn_by(gs.tensors(dtype, (2, 3)), max_examples=20)
     assert {a.dtype.name for a in arrays} == set(expected.split())
     assert {a.shape for a in arrays} == {(2, 3)}
+
+
+def test_a_shape_drawn_with_a_negative_side_is_refused_when_drawn():
+    with pytest.raises(InvalidArgument, match=re_escape("shape=(2, -1) has a side that is not")):
+        drawn_by(gs.tensors("float32", st.just((2, -1))), max_examples=1)
+
+
+def test_an_int_shape_is_one_axis():
+    assert {a.shape for a in drawn_by(gs.tensors("float32", np.int64(3)), max_examples=5)} == {(3,)}
+
+
+def test_numpy_scalars_are_numbers_in_intervals():
+    domain = gs.interval(np.float32(0), np.int64(1), margin=np.float64(0.1),
+                         avoid=np.float16(0.5), include=[np.float32(0.25)])
+    assert domain == gs.interval(0.0, 1.0, margin=0.1, avoid=[0.5], include=[0.25])
+    values = np.concatenate([a.ravel() for a in drawn_by(gs.tensors("float64", (4,), domain))])
+    assert np.all((values >= 0) & (values <= 1)) and 0.25 in values
+    assert np.all(np.abs(values - 0.5) >= 0.1 - 1e-12)  # 0.5 - 0.1 - 0.5 rounds below 0.1
 
 
 @pytest.mark.parametrize("device", ["GPU:0", "CPU:7"])

@@ -8,6 +8,7 @@ import collections.abc
 import dataclasses
 import functools
 import math
+import numbers
 
 import numpy as np
 from hypothesis import strategies as st
@@ -181,27 +182,50 @@ class Domain:
 
 
 def interval(low, high, *, avoid=(), margin=0.05, include=()):
-    """Values in [low, high]."""
-    for name, value in (("low", low), ("high", high)):
-        if not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise InvalidArgument(f"{name} must be a finite number, got {value!r}")
-        if abs(value) > _SAFE_BOUND:
-            raise InvalidArgument(f"{name}={value} lies outside [-{_SAFE_BOUND:g}, {_SAFE_BOUND:g}], "
-                                  "where every dtype (float16 included) is safe")
+    """Values in [low, high]; `avoid` and `include` take one number or a list."""
+    low, high = _bound("low", low), _bound("high", high)
     if low >= high:
-        raise InvalidArgument(f"low={low} must be smaller than high={high}")
+        raise InvalidArgument(f"low={low:g} must be smaller than high={high:g}")
+    margin = _number("margin", margin)
     if margin <= 0:
         raise InvalidArgument(f"margin must be positive, got {margin!r}")
-    for point in include:
+    points = _points("include", include)
+    for point in points:
         if not low <= point <= high:
-            raise InvalidArgument(f"include={include!r}: {point} is outside [{low}, {high}]")
-    return Domain(float(low), float(high), avoid=tuple(avoid), margin=float(margin),
-                  include=tuple(float(p) for p in include))
+            raise InvalidArgument(f"include={include!r}: {point:g} is outside [{low:g}, {high:g}]")
+    return Domain(low, high, avoid=_points("avoid", avoid), margin=margin, include=points)
+
+
+def _number(name, value):
+    """`value` as a float, refused unless a finite real (numpy scalars included)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise InvalidArgument(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _bound(name, value):
+    value = _number(name, value)
+    if abs(value) > _SAFE_BOUND:
+        raise InvalidArgument(f"{name}={value:g} lies outside [-{_SAFE_BOUND:g}, {_SAFE_BOUND:g}], "
+                              "where every dtype (float16 included) is safe")
+    return value
+
+
+def _points(name, value):
+    values = [value] if isinstance(value, numbers.Number) else value
+    if isinstance(values, str) or not isinstance(values, collections.abc.Iterable):
+        raise InvalidArgument(f"{name} must be a number or a list of numbers, got {value!r}")
+    points = list(values)
+    bad = [p for p in points if isinstance(p, bool) or not isinstance(p, numbers.Real)
+           or not math.isfinite(p)]
+    if bad:
+        raise InvalidArgument(f"{name}={value!r}: {bad[0]!r} is not a finite number")
+    return tuple(float(p) for p in points)
 
 
 def positive(low=0.1, high=4.0):
     """Values in [low, high], low > 0 (for log, sqrt, reciprocal)."""
-    if not isinstance(low, (int, float)) or low <= 0:
+    if _number("low", low) <= 0:
         raise InvalidArgument(f"positive() needs low > 0, got {low!r}")
     return interval(low, high)
 
@@ -223,8 +247,8 @@ def well_conditioned(low=-1.0, high=1.0):
 
 
 def tensors(dtype, shape, elements=None, *, distinct=False):
-    """numpy arrays of `dtype` (a name, numpy or TensorFlow dtype) and `shape`,
-    each a value or a strategy, from a Domain.
+    """numpy arrays of `dtype` (a name, numpy or TensorFlow dtype) and `shape` (a
+    tuple, an int for one axis), each a value or a strategy, from a Domain.
 
     distinct=True draws no repeated values (max, sort and top-k gradients are
     undefined at ties)."""
@@ -232,16 +256,34 @@ def tensors(dtype, shape, elements=None, *, distinct=False):
     if not isinstance(elements, Domain):
         raise InvalidArgument(f"elements must be a Domain such as interval(-1, 1) or positive(), "
                               f"got {elements!r}")
+    # Fixed values are checked now, drawn ones as they are drawn.
     dtype_strategy = dtype if isinstance(dtype, st.SearchStrategy) else st.just(_dtype(dtype))
-    shape_strategy = shape if isinstance(shape, st.SearchStrategy) else st.just(tuple(shape))
+    if isinstance(shape, st.SearchStrategy):
+        shape_strategy = shape
+    else:
+        shape_strategy = st.just(_fitting_shape(shape, elements))
     return st.tuples(dtype_strategy, shape_strategy).flatmap(
         lambda pair: _array(pair[0], pair[1], elements, distinct))
 
 
+def _fitting_shape(shape, domain):
+    """`shape` as a tuple of ints, refused unless its sides are ints >= 0 and it
+    suits the domain."""
+    sides = (shape,) if isinstance(shape, numbers.Integral) else shape
+    if isinstance(sides, str) or not isinstance(sides, collections.abc.Iterable):
+        raise InvalidArgument(f"shape must be a tuple of sides such as (2, 3), or a strategy "
+                              f"such as shapes(), got {shape!r}")
+    sides = tuple(sides)
+    if not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 0 for n in sides):
+        raise InvalidArgument(f"shape={shape!r} has a side that is not an integer >= 0")
+    sides = tuple(int(n) for n in sides)
+    if domain.transform == "well_conditioned" and (len(sides) < 2 or sides[-1] != sides[-2]):
+        raise InvalidArgument(f"well_conditioned() needs square matrices (..., n, n), got shape {sides}")
+    return sides
+
+
 def _array(dtype, shape, domain, distinct):
-    dtype = _dtype(dtype)
-    if domain.transform == "well_conditioned" and (len(shape) < 2 or shape[-1] != shape[-2]):
-        raise InvalidArgument(f"well_conditioned() needs square matrices (..., n, n), got shape {shape}")
+    dtype, shape = _dtype(dtype), _fitting_shape(shape, domain)
     parts = 2 if dtype.startswith("complex") else 1
     # Distinct values are drawn in the dtype's own width: distinct float64s
     # often round to one float32 (Hypothesis likes neighbouring floats), and the
