@@ -317,3 +317,10 @@ def on_a_missing_gpu(x):
 def test_a_function_whose_kernels_soft_placement_would_move_has_no_dtypes():
     with pytest.raises((Unsatisfiable, FailedHealthCheck)):
         drawn_by(gs.dtypes(fn=on_a_missing_gpu), max_examples=5)
+
+
+@pytest.mark.parametrize("args", ["notalist", gs.tensors("float64", (2,))], ids=["str", "strategy"])
+def test_gradient_test_refuses_args_that_are_not_a_list(args):
+    with pytest.raises(TypeError, match="gradient_test's args must be a list or tuple with one "
+                                        r"strategy \(or value\) per argument of fn, got"):
+        gradient_test(tf.sin, args)

@@ -36,6 +36,10 @@ def gradient_test(fn, args, *, max_kink_fraction=0.5, hypothesis_settings=None, 
     `hypothesis_settings` (a hypothesis.settings) applies to this test; by
     default the loaded profile's, with no deadline (first calls trace).
     """
+    if not isinstance(args, (list, tuple)):
+        raise TypeError(f"gradient_test's args must be a list or tuple with one strategy (or value) "
+                        f"per argument of fn, got {type(args).__name__}. For one argument, pass "
+                        "[strategy].")
     strategies = [a if isinstance(a, st.SearchStrategy) else st.just(a) for a in args]
     check_options.setdefault("raise_on_failure", False)
 
