@@ -7,6 +7,8 @@ until a check actually needs it.
 import contextlib
 import importlib
 import os
+import sys
+import threading
 
 _INSTALL_HINT = (
     "gradcheck needs TensorFlow 2.16 or newer, and it is not installed here. "
@@ -15,19 +17,34 @@ _INSTALL_HINT = (
 )
 
 _module = None
+_import_lock = threading.Lock()
 
 
 def tf():
     """Return the `tensorflow` module, importing it on first use."""
     global _module
     if _module is None:
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        try:
-            import tensorflow
-        except ImportError as error:
-            raise ImportError(_INSTALL_HINT) from error
-        _module = tensorflow
+        with _import_lock:
+            if _module is None:
+                _module = _import_tensorflow()
     return _module
+
+
+def _import_tensorflow():
+    """Import TensorFlow, its C++ start-up chatter silenced if this is its first
+    import. The variable is put back at once: TensorFlow's C++ logging reads it
+    once, at its first message, which the import itself writes (docs/troubleshooting.md)."""
+    first = "tensorflow" not in sys.modules and "TF_CPP_MIN_LOG_LEVEL" not in os.environ
+    if first:
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    try:
+        import tensorflow
+    except ImportError as error:
+        raise ImportError(_INSTALL_HINT) from error
+    finally:
+        if first:
+            os.environ.pop("TF_CPP_MIN_LOG_LEVEL", None)
+    return tensorflow
 
 
 def _internal(name):
@@ -37,58 +54,102 @@ def _internal(name):
     return importlib.import_module(f"tensorflow.python.{name}")
 
 
-@contextlib.contextmanager
-def quiet_logs():
-    """Silence TensorFlow's Python logs (retracing, failed pfor conversions) during a
-    check: the check builds functions on purpose, and says what matters itself."""
+class _SharedSetting:
+    """A process-wide setting that checks change while they run. Checks may
+    overlap in threads, so the first one in saves the user's value and sets
+    the check's, and the last one out puts the user's back."""
+
+    def __init__(self, set_for_checks, put_back):
+        self._set_for_checks = set_for_checks  # returns the user's value
+        self._put_back = put_back
+        self._lock = threading.Lock()
+        self._holders = 0
+        self._saved = None
+
+    @contextlib.contextmanager
+    def held(self):
+        with self._lock:
+            if self._holders == 0:
+                self._saved = self._set_for_checks()
+            self._holders += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holders -= 1
+                if self._holders == 0:
+                    self._put_back(self._saved)
+
+
+def _silence_logger():
     logger = tf().get_logger()
     level = logger.level
     logger.setLevel("CRITICAL")
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
+    return level
 
 
-@contextlib.contextmanager
+def _set_logger_level(level):
+    tf().get_logger().setLevel(level)
+
+
+_MISSING = object()
+_ALL_INTERMEDIATES = "_EXPERIMENTAL_OUTPUT_ALL_INTERMEDIATES_OVERRIDE"
+
+
+def _output_all_intermediates():
+    """TensorFlow's switch lives in control_flow_util_v2; older builds have none."""
+    previous = getattr(_internal("ops.control_flow_util_v2"), _ALL_INTERMEDIATES, _MISSING)
+    if previous is not _MISSING:
+        tf().compat.v1.experimental.output_all_intermediates(True)
+    return previous
+
+
+def _set_output_all_intermediates(previous):
+    if previous is not _MISSING:
+        tf().compat.v1.experimental.output_all_intermediates(previous)
+
+
+def _format_ops_short():
+    operation = _internal("framework.ops").Operation
+    previous = vars(operation).get("__format__", _MISSING)
+    operation.__format__ = lambda op, spec: repr(op)
+    return previous
+
+
+def _set_op_format(previous):
+    operation = _internal("framework.ops").Operation
+    if previous is _MISSING:
+        del operation.__format__
+    else:
+        operation.__format__ = previous
+
+
+_logs = _SharedSetting(_silence_logger, _set_logger_level)
+_all_intermediates = _SharedSetting(_output_all_intermediates, _set_output_all_intermediates)
+_op_format = _SharedSetting(_format_ops_short, _set_op_format)
+
+
+def quiet_logs():
+    """Silence TensorFlow's Python logs (retracing, failed pfor conversions) during a
+    check: the check builds functions on purpose, and says what matters itself."""
+    return _logs.held()
+
+
 def outputting_all_intermediates():
     """While loops and conds built inside output all their intermediates, so
     that gradients can still be added to a v1 graph after a session has run it
     (else the session fails with "Connecting to invalid output"). The switch
     is TensorFlow's process-wide one, restored on the way out; where this
     TensorFlow has no such switch, nothing changes."""
-    control_flow_util_v2 = _internal("ops.control_flow_util_v2")
-
-    missing = object()
-    previous = getattr(control_flow_util_v2, "_EXPERIMENTAL_OUTPUT_ALL_INTERMEDIATES_OVERRIDE",
-                       missing)
-    if previous is missing:
-        yield
-        return
-    tf().compat.v1.experimental.output_all_intermediates(True)
-    try:
-        yield
-    finally:
-        tf().compat.v1.experimental.output_all_intermediates(previous)
+    return _all_intermediates.held()
 
 
 def vectorized_map(fn, elems):
     """`tf.vectorized_map(fn, elems)`, falling back to a while loop where an op
     has no vectorised form. Ops format as their short repr meanwhile: pfor logs
     every op it converts, whole NodeDef and all (docs/benchmarks.md)."""
-    ops = _internal("framework.ops")
-
-    operation = ops.Operation
-    had_own = "__format__" in vars(operation)
-    previous = vars(operation).get("__format__")
-    operation.__format__ = lambda op, spec: repr(op)
-    try:
+    with _op_format.held():
         return tf().vectorized_map(fn, elems, fallback_to_while_loop=True)
-    finally:
-        if had_own:
-            operation.__format__ = previous
-        else:
-            del operation.__format__
 
 
 def gradient_registry():
