@@ -1,8 +1,6 @@
 """`check_gradients`: the one call that compares TensorFlow's gradients with
 finite differences (or a declared gradient), in every mode and on every device
 asked for."""
-import contextlib
-
 from gradcheck import _tf
 from gradcheck.errors import CheckSetupError, GradientCheckError, OptionError
 from gradcheck.execution import evaluator, probes, sources
@@ -10,6 +8,7 @@ from gradcheck.execution.devices import CPU
 from gradcheck.execution.inputs import captured_variables, normalise_inputs, require_finite_inputs
 from gradcheck.execution.outputs import flat_function, function_name, output_specs
 from gradcheck.execution.problem import Problem, ReferencePoint
+from gradcheck.execution.snapshot import kept_variables
 from gradcheck.execution.targets import gradient_targets, only_where_honoured
 from gradcheck.methods import projections
 from gradcheck.methods.fast import check_by_projections
@@ -61,7 +60,15 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
         fn, modes=modes, devices=devices, method=method, order=order, atol=atol, rtol=rtol,
         eps=eps, seed=seed, raise_on_failure=raise_on_failure, reference=reference,
         override_map=override_map, forward_mode=forward_mode, strict=strict)
-    check_inputs, variables = _inputs(fn, inputs)
+    arguments = normalise_inputs(fn, inputs)
+    require_finite_inputs(arguments)
+    # Every variable the function touches is put back, however the check ends.
+    with kept_variables(fn, arguments) as before:
+        return _check(fn, arguments, options, before)
+
+
+def _check(fn, arguments, options, before):
+    check_inputs, variables = _with_variables(fn, arguments, before)
     wrt = tuple(i for i, x in enumerate(check_inputs) if x.differentiable)
     findings = Findings()
     for note in options.notes:
@@ -71,7 +78,7 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
     source, gradients_used = sources.describe_source(
         fn, base, [x.value for x in check_inputs], options.override_map)
     target_for = only_where_honoured(lambda mode: base, options.override_map)
-    with _tf.quiet_logs(), _restored(variables):
+    with _tf.quiet_logs():
         if variables:
             probes.require_stateless(flat_function(fn),
                                      [x.value for x in check_inputs[:n_arguments]], variables)
@@ -97,13 +104,14 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
     return report
 
 
-def _inputs(fn, inputs):
+def _with_variables(fn, arguments, before):
     """(the CheckInputs: the arguments, then the variables `fn` reads; those variables)."""
-    check_inputs = normalise_inputs(fn, inputs)
-    require_finite_inputs(check_inputs)
     with _tf.quiet_logs():
-        variables = captured_variables(fn, check_inputs)
-    check_inputs = tuple(check_inputs) + tuple(variables)
+        variables = captured_variables(fn, arguments)
+    # Found by a call, not a trace: their values from before it are lost.
+    before.add([x.variable for x in variables])
+    probes.require_unchanged(before, variables)
+    check_inputs = tuple(arguments) + tuple(variables)
     if not any(x.differentiable for x in check_inputs):
         raise CheckSetupError(
             "none of the inputs is floating-point or complex ("
@@ -122,16 +130,6 @@ def _differentiated(fn, n_arguments, variables, options, findings):
         findings.note("the function reads the variable(s) " + ", ".join(
             x.describe() for x in variables) + "; their gradients are checked too.")
     return sources.OverriddenTarget(target, options.override_map) if options.override_map else target
-
-
-@contextlib.contextmanager
-def _restored(variable_inputs):
-    """Finite differences assign perturbed values to variables: put them back."""
-    try:
-        yield
-    finally:
-        for x in variable_inputs:
-            x.variable.assign(x.value)
 
 
 def _pose(order, target_for, check_inputs, wrt, options):

@@ -206,17 +206,44 @@ def test_outputs_that_are_not_tensors_are_refused(value):
         check_gradients(lambda x: value, [X], modes=["eager"])
 
 
-def test_a_function_that_updates_a_variable_it_reads_is_refused_and_the_variable_restored():
-    counter = tf.Variable(1.0, dtype=tf.float64)
+@pytest.mark.parametrize("update", [
+    lambda w: w.assign_add(1.0),  # two calls disagree
+    lambda w: w.assign(3.0),  # two calls agree: caught as a change made by the first
+], ids=["assign_add", "assign the same value"])
+def test_a_function_that_updates_a_variable_it_reads_is_refused_and_the_variable_restored(update):
+    w = tf.Variable(2.0, dtype=tf.float64, name="w")
 
-    def counts_its_calls(x):
+    def updates_then_reads(x):
+        update(w)
+        return x * w
+
+    with pytest.raises(CheckSetupError, match=r"changes its own state.*\bw\b.*assign_add"):
+        check_gradients(updates_then_reads, [X])
+    assert w.numpy() == 2.0
+
+
+def test_variables_a_function_only_writes_are_restored_after_a_pass():
+    w = tf.Variable(2.0, dtype=tf.float64, name="w")
+    calls = tf.Variable(0, name="calls")
+
+    def counts_calls(x):
+        calls.assign_add(1)
+        return x * w
+
+    check_gradients(counts_calls, [X])
+    assert calls.numpy() == 0 and w.numpy() == 2.0
+
+
+def test_a_function_tf_function_cannot_trace_gets_its_variables_restored_after_its_first_call():
+    """The documented limit: no trace, so the values from before the first call are unknown."""
+    counter = tf.Variable(1.0, dtype=tf.float64, name="counter")
+
+    def untraceable(x):
         counter.assign_add(1.0)
-        return x * counter
+        return x * float(counter.numpy())
 
-    with pytest.raises(CheckSetupError, match=r"changes its own state.*assign_add"):
-        check_gradients(counts_its_calls, [X])
-    # The one call that finds the variables a function reads cannot be undone
-    # (they are unknown before it); every later call of the check is.
+    with pytest.raises(CheckSetupError, match="changes its own state"):
+        check_gradients(untraceable, [X], modes=["eager"])
     assert counter.numpy() == 2.0
 
 

@@ -89,6 +89,19 @@ def require_stateless(target, arguments, variables):
                 "assign_add, an optimizer step), move the update out of the function.")
 
 
+def require_unchanged(before, variables):
+    """The first call must leave the variables it reads as it found them: one
+    that assigns even the same value each call (w.assign(3.0)) ignores the
+    values finite differences give it, so its gradient would look wrong."""
+    changed = {id(v) for v in before.changed([x.variable for x in variables])}
+    if changed:
+        names = ", ".join(x.name for x in variables if id(x.variable) in changed)
+        raise CheckSetupError(
+            f"the function changes its own state: one call with the inputs changed the "
+            f"value of the variable(s) {names}, which it reads. If it updates them (assign, "
+            "assign_add, an optimizer step), move the update out of the function.")
+
+
 def require_jacobian_fits(check_inputs, wrt, diff_specs):
     rows = sum(s.real_size for s in diff_specs)
     columns = sum(check_inputs[i].real_size for i in wrt)
