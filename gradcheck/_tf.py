@@ -195,3 +195,9 @@ def numpy_dtype(dtype):
 def is_differentiable_dtype(dtype):
     dtype = tf().as_dtype(dtype)
     return dtype.is_floating or dtype.is_complex
+
+
+def eager_by_default():
+    """False after tf.compat.v1.disable_eager_execution()."""
+    context = _internal("eager.context")
+    return context.default_execution_mode == context.EAGER_MODE

@@ -5,7 +5,12 @@ from gradcheck import _tf
 from gradcheck.errors import CheckSetupError, GradientCheckError, OptionError
 from gradcheck.execution import evaluator, probes, sources
 from gradcheck.execution.devices import CPU
-from gradcheck.execution.inputs import captured_variables, normalise_inputs, require_finite_inputs
+from gradcheck.execution.inputs import (
+    captured_variables,
+    normalise_inputs,
+    real_components,
+    require_finite_inputs,
+)
 from gradcheck.execution.outputs import flat_function, function_name, output_specs
 from gradcheck.execution.problem import Problem, ReferencePoint
 from gradcheck.execution.snapshot import kept_variables
@@ -13,7 +18,7 @@ from gradcheck.execution.targets import gradient_targets, only_where_honoured
 from gradcheck.methods import projections
 from gradcheck.methods.fast import check_by_projections
 from gradcheck.methods.full import check_in_full
-from gradcheck.numerics import memory
+from gradcheck.numerics import footprint, memory
 from gradcheck.numerics.compare import Tolerances
 from gradcheck.options import validated_options
 from gradcheck.report import Findings
@@ -56,10 +61,12 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
         differences and with the reverse-mode Jacobian.
     strict: a mode that cannot run here fails the check instead of being skipped.
     """
+    _require_eager_execution()
     options = validated_options(
         fn, modes=modes, devices=devices, method=method, order=order, atol=atol, rtol=rtol,
         eps=eps, seed=seed, raise_on_failure=raise_on_failure, reference=reference,
         override_map=override_map, forward_mode=forward_mode, strict=strict)
+    _require_room(real_components(inputs), options.method)
     arguments = normalise_inputs(fn, inputs)
     require_finite_inputs(arguments)
     # Every variable the function touches is put back, however the check ends.
@@ -77,6 +84,11 @@ def _check(fn, arguments, options, before):
     base = _differentiated(fn, n_arguments, variables, options, findings)
     source, gradients_used = sources.describe_source(
         fn, base, [x.value for x in check_inputs], options.override_map)
+    unused = sources.unused_overrides(base, [x.value for x in check_inputs], options.override_map)
+    if unused:
+        findings.note(f"override_map names {', '.join(map(repr, unused))}, an op type the "
+                      "function never creates: the map changes nothing there. Check the "
+                      "spelling against the op types in the function's graph.")
     target_for = only_where_honoured(lambda mode: base, options.override_map)
     with _tf.quiet_logs():
         if variables:
@@ -97,11 +109,42 @@ def _check(fn, arguments, options, before):
                                                  options.override_map)
     report = findings.report(function=function_name(fn), inputs=[x.describe() for x in check_inputs],
                              seed=options.seed, strict=options.strict, eps=options.eps,
-                             source=source,
+                             source=source, unused_overrides=unused,
                              gradients_used=gradients_used, **first)
     if options.raise_on_failure and not report.ok:
         raise GradientCheckError(report)
     return report
+
+
+# AutoGraph's mark for "call as is": inside a tf.function the refusal below then
+# reaches the user as itself, not as a StagingError from converting this module.
+check_gradients.autograph_info__ = frozenset()
+
+
+def _require_room(columns, method):
+    """Refuse a check that cannot fit, before its first forward pass."""
+    if method == "full":
+        probes.require_jacobian_fits(1, columns)
+    footprint.require_fits(columns)
+
+
+def _require_eager_execution():
+    """Refuse, before touching any graph, to run where ops would be added to the
+    caller's graph instead of running."""
+    tf = _tf.tf()
+    if tf.executing_eagerly():
+        return
+    if tf.inside_function():
+        where = "inside a tf.function"
+    elif _tf.eager_by_default():
+        where = "inside a `with tf.Graph().as_default():` block"
+    else:
+        where = "after tf.compat.v1.disable_eager_execution()"
+    raise CheckSetupError(
+        f"check_gradients was called {where}, where TensorFlow builds a graph instead of "
+        "running ops. It builds each mode's graphs and functions itself: call it from plain "
+        "Python code, outside any graph or tf.function (and with eager execution on). "
+        "Nothing was added to your graph.")
 
 
 def _with_variables(fn, arguments, before):
@@ -151,7 +194,7 @@ def _pose(order, target_for, check_inputs, wrt, options):
     columns = sum(check_inputs[i].real_size for i in wrt)
     method = _method_for(options, rows, columns)
     if method == "full":
-        probes.require_jacobian_fits(check_inputs, wrt, diff_specs)
+        probes.require_jacobian_fits(rows, columns)
     wide, precision, at_inputs, computed_in = probes.reference_inputs(target, check_inputs, values)
     evaluate = evaluator.batched_evaluator(target, wide, out_index, CPU)
     batch = (projections.projection_count(rows, columns) if method == "fast"

@@ -4,6 +4,10 @@
 class GradcheckError(Exception):
     """The base of every exception gradcheck raises on purpose."""
 
+    # AutoGraph re-raises an error from a tf.function's code as its own type only
+    # when that type takes Exception's constructor (else as a StagingError).
+    __init__ = Exception.__init__
+
 
 class GradientCheckError(GradcheckError, AssertionError):
     """A gradient disagrees with its reference; `.report` holds the details.

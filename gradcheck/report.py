@@ -201,6 +201,7 @@ class GradientReport:
     reference_precision: str = ""
     strict: bool = False  # modes that cannot run count as failures
     eps: float = None  # the finite differences' step, if the user chose it
+    unused_overrides: tuple = ()  # override_map op types the function never creates
     source: str = ""  # built-in, custom_gradient, registered gradient, Defun, override map
     gradients_used: list = dataclasses.field(default_factory=list)
     kinked_elements: int = 0  # real input components on a kink or step (order 1)
@@ -213,7 +214,7 @@ class GradientReport:
     def ok(self):
         return (not self.failed_pairs
                 and not any(m.status == "failed" for m in self.modes)
-                and not (self.strict and self.skipped_modes)
+                and not (self.strict and (self.skipped_modes or self.unused_overrides))
                 and any(m.status == "checked" for m in self.modes))
 
     @property
@@ -260,6 +261,9 @@ class GradientReport:
         if self.strict:
             lines += [f"strict: {mode.where} could not be checked: {mode.reason}"
                       for mode in self.skipped_modes]
+            if self.unused_overrides:
+                lines.append(f"strict: override_map names {', '.join(self.unused_overrides)}, "
+                             "an op type the function never creates.")
         lines += _grouped_headlines(self.failed_pairs)[:3]
         if not any(m.status == "checked" for m in self.modes) and not lines:
             lines.append("No mode could run the check: "

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from gradcheck import CheckSetupError, GradientCheckError, check_gradients
+from gradcheck import CheckSetupError, GradientCheckError, OptionError, check_gradients
 
 X = np.array([0.5, 1.0, 1.5])
 
@@ -301,3 +301,102 @@ def test_run_functions_eagerly_skips_the_traced_modes_instead_of_passing_them():
         assert "run_functions_eagerly(True) is on" in status[mode][1]
     with pytest.raises(GradientCheckError, match="run_functions_eagerly"):
         check_gradients(tf.sin, [X], modes=["xla"], strict=True)
+
+
+def _run_python(code):
+    """`code` in a new Python process (for state that lasts the whole process)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+
+
+def _check_inside_a_graph():
+    with tf.Graph().as_default() as graph:
+        with pytest.raises(CheckSetupError, match=r"inside a `with tf.Graph\(\).as_default\(\):`"):
+            check_gradients(tf.sin, [X])
+        assert graph.get_operations() == []  # nothing was added to the user's graph
+
+
+def _check_inside_a_tf_function():
+    @tf.function
+    def inside():
+        check_gradients(tf.sin, [X])
+        return tf.constant(1.0)
+
+    with pytest.raises(CheckSetupError, match=r"inside a tf\.function"):
+        inside()
+
+
+@pytest.mark.parametrize("where", [_check_inside_a_graph, _check_inside_a_tf_function])
+def test_a_check_where_tensorflow_builds_a_graph_is_refused_touching_nothing(where):
+    where()
+
+
+@pytest.mark.slow
+def test_a_check_after_disabling_eager_execution_is_refused():
+    code = ("import numpy as np, tensorflow as tf\n"
+            "from gradcheck import CheckSetupError, check_gradients\n"
+            "tf.compat.v1.disable_eager_execution()\n"
+            "graph = tf.compat.v1.get_default_graph()\n"
+            "try:\n"
+            "    check_gradients(tf.sin, [np.ones(3)])\n"
+            "except CheckSetupError as error:\n"
+            "    print(error, len(graph.get_operations()))\n")
+    result = _run_python(code)
+    assert "after tf.compat.v1.disable_eager_execution()" in result.stdout, result.stderr
+    assert result.stdout.strip().endswith("graph. 0")
+
+
+def test_an_override_for_an_op_type_the_function_never_creates_is_noted_and_strict_fails():
+    report = check_gradients(tf.sin, [X], modes=["graph"], override_map={"NoSuchOp": "Square"})
+    assert any("'NoSuchOp', an op type the function never creates" in n for n in report.notes)
+    with pytest.raises(GradientCheckError, match="strict: override_map names NoSuchOp"):
+        check_gradients(tf.sin, [X], modes=["graph"], override_map={"NoSuchOp": "Square"},
+                        strict=True)
+    used = check_gradients(tf.sin, [X], modes=["graph"], override_map={"Sin": "Sin"})
+    assert not any("never creates" in n for n in used.notes)
+
+
+@pytest.mark.parametrize("value, kind", [
+    (lambda: tf.sparse.from_dense(tf.constant([[1.0, 0.0], [0.0, 2.0]], tf.float64)),
+     "SparseTensor"),
+    (lambda: tf.ragged.constant([[1.0, 2.0], [3.0]], dtype=tf.float64), "RaggedTensor"),
+])
+def test_sparse_and_ragged_inputs_are_named_with_the_dense_alternative(value, kind):
+    with pytest.raises(OptionError, match=rf"input 's' is a {kind}: .* dense"):
+        check_gradients(lambda s: s * 2.0, [value()])
+
+
+def test_a_reference_that_returns_a_dict_is_told_what_to_return():
+    with pytest.raises(CheckSetupError, match="the reference returned a dict as gradient 0"):
+        check_gradients(tf.sin, [X], modes=["eager"],
+                        reference=lambda x, dy: {"x": dy * tf.cos(x)})
+
+
+def test_full_mode_refuses_an_input_too_large_for_it_before_calling_the_function():
+    calls = []
+
+    def counted(x):
+        calls.append(1)
+        return tf.sin(x)
+
+    with pytest.raises(CheckSetupError, match=r"at least 1 x 20000000 real entries"):
+        check_gradients(counted, [np.zeros(20_000_000, np.float32)], method="full")
+    assert calls == []
+
+
+@pytest.mark.slow
+def test_a_check_that_cannot_fit_in_memory_is_refused_at_once_with_the_figure():
+    # 10^8 float32 elements under an address-space limit 3 GB above what is in use.
+    code = ("import resource, numpy as np, tensorflow as tf\n"
+            "from gradcheck import CheckSetupError, check_gradients\n"
+            "from gradcheck.numerics.footprint import _status_bytes\n"
+            "x = np.zeros(10**8, np.float32)\n"
+            "limit = _status_bytes('VmSize') + 3 * 10**9\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
+            "try:\n"
+            "    check_gradients(tf.sin, [x], method='fast')\n"
+            "except CheckSetupError as error:\n"
+            "    print(error)\n")
+    result = _run_python(code)
+    assert "100,000,000 real input components needs about 18.0 GB" in result.stdout, result.stderr
+    assert "can get about 3.0 GB more (its address-space limit" in result.stdout

@@ -5,7 +5,7 @@ import inspect
 import numpy as np
 
 from gradcheck import _tf
-from gradcheck.errors import CheckSetupError
+from gradcheck.errors import CheckSetupError, OptionError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +45,7 @@ def normalise_inputs(fn, inputs):
     complex128), so the function sees what it would see in user code.
     """
     if not isinstance(inputs, (list, tuple)):
-        raise TypeError(
+        raise OptionError(
             "inputs must be a list or tuple with one value per argument of the "
             f"function, got {type(inputs).__name__}. For one argument, pass [x]."
         )
@@ -57,15 +57,20 @@ def _normalise_one(name, value):
     tf = _tf.tf()
     if isinstance(value, tf.Variable):
         value = value.read_value()
+    if isinstance(value, tf.__internal__.CompositeTensor):
+        raise OptionError(
+            f"input {name!r} is a {type(value).__name__}: gradcheck perturbs dense tensors. "
+            "Pass the dense values (tf.sparse.to_dense(s), r.to_tensor()) and rebuild the "
+            "sparse or ragged tensor inside the function.")
     if tf.is_tensor(value) and not hasattr(value, "numpy"):
-        raise TypeError(
+        raise OptionError(
             f"input {name!r} is a symbolic graph tensor; pass its value "
             "(a numpy array or an eager tensor) instead."
         )
     try:
         tensor = tf.convert_to_tensor(value)
     except (TypeError, ValueError) as error:
-        raise TypeError(
+        raise OptionError(
             f"input {name!r} of type {type(value).__name__} cannot be turned into "
             f"a tensor: {error}"
         ) from None
@@ -141,3 +146,20 @@ def _argument_names(fn, count):
     if len(positional) < count:
         return fallback
     return positional[:count]
+
+
+def real_components(inputs):
+    """How many real floating components `inputs` hold, read from their shapes
+    and dtypes without converting them (a check of a huge input is refused first)."""
+    count = 0
+    for value in inputs if isinstance(inputs, (list, tuple)) else ():
+        dtype = getattr(value, "dtype", None)
+        dtype = getattr(dtype, "as_numpy_dtype", dtype)
+        try:
+            dtype = np.dtype(dtype) if dtype is not None else np.asarray(value).dtype
+            size = int(np.prod(value.shape)) if hasattr(value, "shape") else np.size(value)
+        except (TypeError, ValueError):
+            continue  # refused with its reason when converted
+        if dtype.kind in "fc" or dtype.name == "bfloat16":
+            count += size * (2 if dtype.kind == "c" else 1)
+    return count

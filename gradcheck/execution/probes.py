@@ -102,12 +102,13 @@ def require_unchanged(before, variables):
             "assign_add, an optimizer step), move the update out of the function.")
 
 
-def require_jacobian_fits(check_inputs, wrt, diff_specs):
-    rows = sum(s.real_size for s in diff_specs)
-    columns = sum(check_inputs[i].real_size for i in wrt)
+def require_jacobian_fits(rows, columns):
+    """Refuse a full Jacobian of rows x columns real entries that full mode cannot hold
+    (before the first forward pass, rows=1 stands for the fewest outputs there can be)."""
     if rows * columns > MAX_JACOBIAN_ENTRIES:
         raise CheckSetupError(
-            f"the full Jacobian has {rows} x {columns} real entries, more than full mode "
+            f"the full Jacobian has {'at least ' if rows == 1 else ''}{rows} x {columns} real "
+            "entries, more than full mode "
             f"holds ({MAX_JACOBIAN_ENTRIES}): use method='fast' (random projections; "
             "method='auto' picks it for large checks), check smaller inputs, or reduce the "
             "outputs (a sum of the outputs, say)."

@@ -3,7 +3,7 @@ legacy Defuns, and gradients declared on purpose (surrogates)."""
 import numpy as np
 
 from gradcheck import _tf
-from gradcheck.errors import CheckSetupError
+from gradcheck.errors import CheckSetupError, OptionError
 from gradcheck.execution.gradients import GradientSlots
 from gradcheck.execution.runner import TracedRunner
 
@@ -77,7 +77,7 @@ def validate_override_map(override_map):
         return None
     if not isinstance(override_map, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in override_map.items()):
-        raise TypeError("override_map must be a dict from op type to registered gradient name, "
+        raise OptionError("override_map must be a dict from op type to registered gradient name, "
                         "e.g. {'Square': 'MySquareGrad'}.")
     for op_type, gradient_name in override_map.items():
         try:
@@ -119,6 +119,11 @@ class DeclaredGradient(TracedRunner):
         if not isinstance(grads, (list, tuple)):
             grads = [grads]
         grads = list(grads)
+        for n, grad in enumerate(grads):
+            if not (grad is None or _tf.tf().is_tensor(grad) or isinstance(grad, (np.ndarray, float, int))):
+                raise CheckSetupError(
+                    f"the reference returned a {type(grad).__name__} as gradient {n}; it must "
+                    "return one tensor (or None) per input, as a list or tuple in the inputs' order.")
         if len(grads) == self.n_inputs:
             return [grads[i] for i in self.wrt]
         if len(grads) == len(self.wrt):
@@ -160,16 +165,35 @@ def describe_source(fn, target, values, override_map):
     return kind, sorted(names)
 
 
+def unused_overrides(target, values, override_map):
+    """The op types in `override_map` that a trace of the function never creates
+    (nested function bodies included): a map that can change nothing."""
+    if not override_map:
+        return ()
+    graph = _traced_graph(target, values)
+    if graph is None:
+        return ()
+    definition = graph.as_graph_def()
+    created = {node.op for node in definition.node}
+    created.update(node.op for function in definition.library.function
+                   for node in function.node_def)
+    return tuple(sorted(set(override_map) - created))
+
+
 def _traced_ops(target, values):
+    graph = _traced_graph(target, values)
+    return [] if graph is None else graph.get_operations()
+
+
+def _traced_graph(target, values):
     from gradcheck.execution.probes import traced
 
     tf = _tf.tf()
     specs = [tf.TensorSpec(np.shape(v), tf.as_dtype(np.asarray(v).dtype)) for v in values]
     try:
-        graph = traced(target).get_concrete_function(*specs).graph
+        return traced(target).get_concrete_function(*specs).graph
     except Exception:  # noqa: BLE001  (a function that cannot be traced uses no graph ops)
-        return []
-    return graph.get_operations()
+        return None
 
 
 def _gradient_name(op):
