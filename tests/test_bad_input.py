@@ -400,3 +400,34 @@ def test_a_check_that_cannot_fit_in_memory_is_refused_at_once_with_the_figure():
     result = _run_python(code)
     assert "100,000,000 real input components needs about 18.0 GB" in result.stdout, result.stderr
     assert "can get about 3.0 GB more (its address-space limit" in result.stdout
+
+
+def sin_by_py_function(x):
+    return tf.py_function(tf.sin, [x], tf.float64)
+
+
+@tf.custom_gradient
+def sin_with_doubled_gradient(t):
+    return tf.sin(t), lambda dy: 2.0 * dy * tf.cos(t)
+
+
+def test_a_py_function_is_checked_in_eager_mode_row_after_row():
+    # A tape over a py_function answers one gradient call: each row gets a new tape.
+    report = check_gradients(sin_by_py_function, [X], modes=["eager", "function", "graph"])
+    assert {m.mode: m.status for m in report.modes} == dict.fromkeys(
+        ["eager", "function", "graph"], "checked")
+
+
+def test_a_wrong_gradient_inside_a_py_function_fails_in_eager_mode():
+    fn = lambda x: tf.py_function(sin_with_doubled_gradient, [x], tf.float64)  # noqa: E731
+    with pytest.raises(GradientCheckError) as caught:
+        check_gradients(fn, [X], modes=["eager"])
+    assert caught.value.report.modes[0].status == "checked"
+    assert "pyfunc" not in str(caught.value)
+
+
+def test_xla_mode_of_a_py_function_is_skipped_saying_why():
+    report = check_gradients(sin_by_py_function, [X], modes=["eager", "xla"])
+    xla = next(m for m in report.modes if m.mode == "xla")
+    assert xla.status == "skipped"
+    assert "tf.py_function" in xla.reason and "leave 'xla' out of modes" in xla.reason

@@ -3,6 +3,7 @@ taken eagerly for small Jacobians and vectorised, then verified, for large ones.
 import numpy as np
 
 from gradcheck import _tf
+from gradcheck.execution import failures
 from gradcheck.execution.gradients import GradientSlots, columns_from_vjp, gradient_sources
 from gradcheck.execution.runner import Runner
 
@@ -15,21 +16,21 @@ class EagerRunner(Runner):
     """Forward pass run eagerly under a persistent tape. The tape is then
     differentiated eagerly, one row at a time, for Jacobians of up to
     EAGER_ROW_LIMIT rows (no tracing at all); larger ones are vectorised in a
-    tf.function, and each batch is verified against one truly eager VJP."""
+    tf.function, and each batch is verified against one truly eager VJP.
+
+    A tape over a tf.py_function answers one gradient call only (TensorFlow
+    drops the py_function's recording after it): once a second call says so,
+    the forward pass is recorded anew before every gradient call."""
 
     EAGER_ROW_LIMIT = 256
 
     def __init__(self, mode, target, inputs, wrt, out_index, device, batch_size):
         tf = _tf.tf()
-        self.device = device
+        self.device, self.target, self.wrt, self.out_index = device, target, wrt, out_index
+        self.retape = False
         with tf.device(device):
             self.tensors = [tf.constant(value) for value in inputs]
-            self.tape = tf.GradientTape(persistent=True)
-            with self.tape:
-                for i in wrt:
-                    self.tape.watch(self.tensors[i])
-                self.outputs = target(self.tensors)
-        self.selected = [self.outputs[k] for k in out_index]
+            self._record()
         self.sources = gradient_sources(target, self.tensors, wrt)
         self.slots = GradientSlots()
         rows = sum(int(np.prod(y.shape)) * (2 if y.dtype.is_complex else 1) for y in self.selected)
@@ -39,8 +40,27 @@ class EagerRunner(Runner):
     def forward(self):
         return [_tf.to_numpy(y) for y in self.outputs]
 
+    def _record(self):
+        """The forward pass under a new persistent tape."""
+        tf = _tf.tf()
+        self.tape = tf.GradientTape(persistent=True)
+        with self.tape:
+            for i in self.wrt:
+                self.tape.watch(self.tensors[i])
+            self.outputs = self.target(self.tensors)
+        self.selected = [self.outputs[k] for k in self.out_index]
+
     def _gradient(self, row_cotangents):
-        grads = self.tape.gradient(self.selected, self.sources, output_gradients=list(row_cotangents))
+        if self.retape:
+            self._record()
+        try:
+            grads = self.tape.gradient(self.selected, self.sources,
+                                       output_gradients=list(row_cotangents))
+        except Exception as error:  # a spent py_function tape is recorded anew; else re-raised
+            if self.retape or not failures.is_spent_py_function(error):
+                raise
+            self.retape = True
+            return self._gradient(row_cotangents)
         return self.slots.dense(grads, self.sources)
 
     def _vectorized_vjp(self, cotangents):

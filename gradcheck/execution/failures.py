@@ -14,6 +14,10 @@ _INCOMPATIBLE_GRADIENT = re.compile(r"Forward operation: IdentityN\. Input index
                                     r"Calculated input gradient shape: \(([^)]*)\)")
 
 
+# A tape's second gradient call over a tf.py_function: its recording was spent by the first.
+_SPENT_PY_FUNCTION = re.compile(r"KeyError: b'pyfunc_\d+'")
+
+
 class GradientShapeError(Exception):
     """The gradient of an input does not have the input's shape or dtype."""
 
@@ -21,6 +25,11 @@ class GradientShapeError(Exception):
 def is_unsupported(error):
     """Whether the error says the mode or device cannot run the op (a skip, not a failure)."""
     return any(marker in str(error) for marker in _UNSUPPORTED_MARKERS)
+
+
+def is_spent_py_function(error):
+    """Whether a gradient call failed because a tf.py_function's tape was used already."""
+    return bool(_SPENT_PY_FUNCTION.search(str(error)))
 
 
 def gradient_reason(error, inputs):

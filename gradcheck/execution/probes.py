@@ -21,6 +21,10 @@ _WIDE = {"float16": "float64", "bfloat16": "float64", "float32": "float64", "flo
 _DTYPE_NAMES = {"half": "float16", "float": "float32", "double": "float64"}
 
 
+# The ops of tf.py_function and tf.numpy_function, as XLA names them when it refuses them.
+_PY_FUNCTION_OPS = re.compile(r"\b(EagerPyFunc|PyFunc|PyFuncStateless)\b")
+
+
 def probe(target, values):
     """The function's outputs at the inputs, from tf.function or else eagerly."""
     tf = _tf.tf()
@@ -179,6 +183,9 @@ def reason(error):
         return (f"TensorFlow has no kernel for {op} with dtype {_DTYPE_NAMES.get(dtype, dtype)} "
                 "here; check a dtype it supports (gradcheck.strategies.dtypes(fn=...) draws only "
                 "those)")
+    if _PY_FUNCTION_OPS.search(str(error)) and "unsupported operations" in str(error):
+        return ("it calls tf.py_function or tf.numpy_function, whose Python code XLA cannot "
+                "compile; leave 'xla' out of modes")
     if _EAGER_CAPTURE in str(error):
         return ("it uses a tensor or tf.Variable created eagerly, which a tf.compat.v1 graph "
                 "cannot capture; to check graph mode, create it inside the function or pass it "
