@@ -20,6 +20,10 @@ X = np.array([0.5, 1.0, 1.5])
     (lambda x: (tf.sin(x), np.ones(3)), r"returned a ndarray as output\[1\]"),
     (lambda x: [], "empty structure"),
     (lambda x: tf.cast(x > 1, tf.int32), "no output of the function is floating-point"),
+    (lambda x: tf.sparse.from_dense(x), "returned a SparseTensor as output: gradcheck "
+     r"compares dense tensors\. Return tf\.sparse\.to_dense\(output\)"),
+    (lambda x: (x, tf.RaggedTensor.from_row_lengths(x, [1, 2])),
+     r"returned a RaggedTensor as output\[1\]: .* Return output\.to_tensor\(\)"),
 ])
 def test_function_that_returns_no_usable_tensor(fn, message):
     with pytest.raises(CheckSetupError, match=message):

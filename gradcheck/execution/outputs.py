@@ -82,6 +82,11 @@ def _as_tensor(name, leaf, fn):
     tf = _tf.tf()
     if isinstance(leaf, tf.IndexedSlices):
         return tf.convert_to_tensor(leaf)
+    dense = _how_to_densify(leaf)
+    if dense:
+        raise CheckSetupError(
+            f"{describe_function(fn)} returned a {type(leaf).__name__} as {name}: gradcheck "
+            f"compares dense tensors. Return {dense} instead.")
     if tf.is_tensor(leaf):
         return leaf
     kind = "None" if leaf is None else f"a {type(leaf).__name__}"
@@ -90,6 +95,17 @@ def _as_tensor(name, leaf, fn):
         "Return TensorFlow tensors (a value computed from the inputs); a Python "
         "number or numpy array has no gradient."
     )
+
+
+def _how_to_densify(leaf):
+    """For a composite tensor a check cannot compare element by element, how to
+    make it dense; else ''."""
+    tf = _tf.tf()
+    if isinstance(leaf, tf.SparseTensor):
+        return "tf.sparse.to_dense(output)"
+    if isinstance(leaf, tf.RaggedTensor):
+        return "output.to_tensor() (or output.flat_values)"
+    return ""
 
 
 def output_specs(names, values):
