@@ -99,6 +99,7 @@ def _check(fn, arguments, options, before):
             if current == 1:
                 first = {"method": chosen, "reference_precision": point.precision}
                 _note_integer_inputs(check_inputs, wrt, findings)
+                _note_other_outputs(problem, findings)
             if chosen == "fast":
                 check_by_projections(problem, options, target_for, point, findings)
             else:
@@ -222,6 +223,13 @@ def _batch_size(check_inputs, rows):
     """Jacobian rows per batch of VJPs, within BATCH_BUDGET_BYTES."""
     per_row = 8 * (sum(x.real_size for x in check_inputs) + rows) * 4
     return int(max(1, min(rows, BATCH_BUDGET_BYTES // max(per_row, 1), 4096)))
+
+
+def _note_other_outputs(problem, findings):
+    for k, spec in enumerate(problem.specs):
+        if k not in problem.out_index:
+            findings.note(f"{spec.name} ({spec.dtype}) is not floating-point or complex: it "
+                          "has no gradient, so it was left out of the check.")
 
 
 def _note_integer_inputs(check_inputs, wrt, findings):

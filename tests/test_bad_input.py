@@ -435,3 +435,11 @@ def test_xla_mode_of_a_py_function_is_skipped_saying_why():
     xla = next(m for m in report.modes if m.mode == "xla")
     assert xla.status == "skipped"
     assert "tf.py_function" in xla.reason and "leave 'xla' out of modes" in xla.reason
+
+
+def test_a_string_output_beside_a_float_one_is_left_out_with_a_note():
+    report = check_gradients(lambda x: (tf.sin(x), tf.strings.as_string(x)), [X],
+                             modes=["eager", "function"])
+    assert report.ok
+    assert {pair.output for pair in report.pairs} == {"output[0]"}
+    assert any("output[1] (string) is not floating-point or complex" in n for n in report.notes)
