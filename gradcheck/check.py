@@ -197,7 +197,8 @@ def _pose(order, target_for, check_inputs, wrt, options):
     if method == "full":
         probes.require_jacobian_fits(rows, columns)
     wide, precision, at_inputs, computed_in = probes.reference_inputs(target, check_inputs, values)
-    evaluate = evaluator.batched_evaluator(target, wide, out_index, CPU)
+    evaluate = evaluator.batched_evaluator(target, wide, out_index, CPU,
+                                           [x.name for x in check_inputs], diff_specs)
     batch = (projections.projection_count(rows, columns) if method == "fast"
              else _batch_size(check_inputs, rows))
     problem = Problem(order, check_inputs, wrt, specs, out_index,

@@ -443,3 +443,32 @@ def test_a_string_output_beside_a_float_one_is_left_out_with_a_note():
     assert report.ok
     assert {pair.output for pair in report.pairs} == {"output[0]"}
     assert any("output[1] (string) is not floating-point or complex" in n for n in report.notes)
+
+
+def test_an_output_whose_shape_changes_at_a_perturbed_input_is_named():
+    # round(1.4999 + h) is 2 for the steps taken: tf.unique finds one value more.
+    fn = lambda x: tf.unique(tf.round(x)).y * 1.0  # noqa: E731
+    with pytest.raises(CheckSetupError, match=r"output has shape \(1,\) at the inputs but "
+                       r"\(2,\) at a perturbed input of the finite differences, x\[2\] \+ "):
+        check_gradients(fn, [np.array([0.5001, 1.0, 1.4999])])
+
+
+def below_one(x):
+    # A control dependency: tf.vectorized_map drops an assertion nothing depends on.
+    with tf.control_dependencies([tf.debugging.assert_less(x, tf.constant(1.0 + 1e-9, x.dtype))]):
+        return 2.0 * x
+
+
+def test_a_function_that_raises_at_a_perturbed_input_names_the_element_and_step():
+    with pytest.raises(CheckSetupError, match=r"raised at a perturbed input of the finite "
+                       r"differences, x\[2\] \+ [0-9.e-]+ \(the other inputs as given\): "
+                       r"InvalidArgumentError: .*move it away from the edge, or pass a smaller eps"):
+        check_gradients(below_one, [np.array([0.5, 0.7, 1.0])], modes=["eager"])
+
+
+def test_a_perturbed_variable_at_which_the_function_raises_is_named():
+    scale = tf.Variable(np.array([0.5, 1.0]), name="scale")
+    fn = lambda x: x * below_one(scale)  # noqa: E731
+    with pytest.raises(CheckSetupError, match=r"perturbed input .*, scale\[1\] \+ "):
+        check_gradients(fn, [np.array([0.5, 0.7])], modes=["eager"])
+    np.testing.assert_array_equal(scale.numpy(), [0.5, 1.0])

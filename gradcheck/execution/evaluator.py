@@ -3,12 +3,13 @@ import numpy as np
 
 from gradcheck import _tf
 from gradcheck.errors import CheckSetupError
+from gradcheck.execution.perturbed import PerturbedPoints
 from gradcheck.execution.traces import compiled, traced_forward
 
 
-def batched_evaluator(target, inputs, out_index, device):
+def batched_evaluator(target, inputs, out_index, device, names=None, specs=None):
     """`evaluate(i, batch)` for `numeric_jacobian` (see BatchedEvaluator)."""
-    return BatchedEvaluator(target, inputs, out_index, device)
+    return BatchedEvaluator(target, inputs, out_index, device, PerturbedPoints(inputs, names, specs))
 
 
 class BatchedEvaluator:
@@ -18,11 +19,15 @@ class BatchedEvaluator:
     Vectorised in one tf.function where `tf.vectorized_map` can convert the
     function; else one perturbed input at a time (`at`: Defun calls, captured
     variables, functions that read tensor values in Python).
+
+    A function that raises at a perturbed input, or whose outputs change shape
+    there, is named with the element and the step (`points`, a PerturbedPoints).
     """
 
-    def __init__(self, target, inputs, out_index, device):
+    def __init__(self, target, inputs, out_index, device, points=None):
         tf = _tf.tf()
         self.device, self.target, self.out_index = device, target, out_index
+        self.points = points or PerturbedPoints(inputs)
         self.fixed = [tf.constant(v) for v in inputs]
         # Perturbed values of variables are assigned to them: vectorised, the
         # reads would be hoisted out of the loop and see none of them.
@@ -32,11 +37,15 @@ class BatchedEvaluator:
     def __call__(self, i, batch):
         if self._vectorises:
             try:
-                return self._vectorised(i, batch)
+                outputs = self._vectorised(i, batch)
             except CheckSetupError:
                 raise
             except Exception:  # noqa: BLE001  (one at a time raises the real error)
                 self._vectorises = False
+            else:
+                if self.points.shapes_agree(outputs, batched=True):
+                    return outputs
+                self._vectorises = False  # one at a time names the input that changed a shape
         rows = [self.at(i, xi) for xi in batch]
         return [np.stack(column) for column in zip(*rows)]
 
@@ -64,10 +73,17 @@ class BatchedEvaluator:
         batch-sized temporaries."""
         tf = _tf.tf()
         tensors = list(self.fixed)
-        with tf.device(self.device):
-            tensors[i] = tf.constant(xi)
-            outputs = self._forward(tensors)
-        return [_tf.to_numpy(outputs[k]) for k in self.out_index]
+        try:
+            with tf.device(self.device):
+                tensors[i] = tf.constant(xi)
+                outputs = self._forward(tensors)
+        except CheckSetupError:
+            raise
+        except Exception as error:  # the function raised there: named for the user, re-raised
+            raise self.points.raised(i, xi, error) from error
+        outputs = [_tf.to_numpy(outputs[k]) for k in self.out_index]
+        self.points.require_shapes(i, xi, outputs)
+        return outputs
 
     def _forward(self, tensors):
         if self._traces:
