@@ -486,7 +486,9 @@ def pytest_configure(config):
     CONFIG.append(config)
 
 def pytest_runtest_logreport(report):
-    if os.environ.get("PYTEST_XDIST_WORKER") is None and report.when == "teardown" \\
+    # The main process, read from the config: the environment of a run inside an
+    # xdist worker (this suite under -n 2) says "worker" to its children too.
+    if not hasattr(CONFIG[0], "workerinput") and report.when == "teardown" \\
             and report.nodeid.endswith("test_quick"):
         rows = len(CONFIG[0].stash[LOG].rows)
         pathlib.Path({folder!r}, "quick_reported").write_text(f"{{os.getpid()}} {{rows}}")
