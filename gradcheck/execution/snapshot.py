@@ -1,6 +1,8 @@
 """The values of the variables a function touches, taken before the check
 first calls it, and put back however the check ends."""
 import contextlib
+import threading
+import weakref
 
 import numpy as np
 
@@ -42,7 +44,29 @@ def kept_variables(fn, check_inputs):
         snapshot.restore()
 
 
+# {fn: {input signature: weak references to its variables}}: a trace costs more
+# than a small check (Hypothesis calls one function hundreds of times), and, as
+# tf.function's own traces, the variables of one signature are taken to stay put.
+_found = weakref.WeakKeyDictionary()
+_found_lock = threading.Lock()
+
+
 def _traced_variables(fn, check_inputs):
+    signature = tuple((x.shape, x.dtype) for x in check_inputs)
+    with _found_lock:
+        try:
+            known = _found.get(fn, {}).get(signature)
+        except TypeError:  # fn takes no weak reference: trace it every time
+            known = None
+    variables = None if known is None else [ref() for ref in known]
+    if variables is None or any(v is None for v in variables):
+        variables = _trace_for_variables(fn, check_inputs)
+        with _found_lock, contextlib.suppress(TypeError):
+            _found.setdefault(fn, {})[signature] = [weakref.ref(v) for v in variables]
+    return variables
+
+
+def _trace_for_variables(fn, check_inputs):
     """Every variable the trace reads or assigns (trainable or not). Tracing
     runs no op, so the values are still those from before the check."""
     tf = _tf.tf()
