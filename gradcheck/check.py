@@ -1,7 +1,7 @@
 """`check_gradients`: the one call that compares TensorFlow's gradients with
 finite differences (or a declared gradient), in every mode and on every device
 asked for."""
-from gradcheck import _tf
+from gradcheck import _tf, progress_bar
 from gradcheck.errors import CheckSetupError, GradientCheckError, OptionError
 from gradcheck.execution import evaluator, probes, sources
 from gradcheck.execution.devices import CPU
@@ -70,7 +70,7 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
     arguments = normalise_inputs(fn, inputs)
     require_finite_inputs(arguments)
     # Every variable the function touches is put back, however the check ends.
-    with kept_variables(fn, arguments) as before:
+    with kept_variables(fn, arguments) as before, progress_bar.showing(function_name(fn)):
         return _check(fn, arguments, options, before)
 
 

@@ -2,6 +2,7 @@
 against directional finite differences, localised to an entry on failure."""
 import numpy as np
 
+from gradcheck import progress
 from gradcheck.jacobian import analytic
 from gradcheck.methods import localise, projections
 from gradcheck.methods.sweep import note_nondeterministic_gradients, run_every_mode
@@ -51,13 +52,16 @@ def _projected_pairs(problem, run, plans, where):
     for position, i in enumerate(problem.wrt):
         analytic.check_gradient_shape(grads[position], problem.inputs[i], len(us))
     pairs = []
+    progress.expect(progress.PROJECTIONS, len(problem.wrt) * len(us))
     for position, i in enumerate(problem.wrt):
         plan, x = plans[i], problem.inputs[i]
         tolerance = problem.tolerances.of_pair(x.dtype, *(s.dtype for s in problem.diff_specs))
         gradients = layout.real_view_batch(grads[position]).astype(np.float64, copy=False)
-        findings = [localise.projection_finding(plan, k, gradients[k],
-                                                _vjp_rows(problem, run, position), *tolerance)
-                    for k in range(len(plan.projections))]
+        findings = []
+        for k in range(len(plan.projections)):
+            findings.append(localise.projection_finding(
+                plan, k, gradients[k], _vjp_rows(problem, run, position), *tolerance))
+            progress.advance(progress.PROJECTIONS)
         pairs.append(_pair(problem, x, findings, plan, where, tolerance))
     return pairs
 

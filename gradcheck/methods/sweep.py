@@ -1,5 +1,6 @@
 """Every mode on every device, in order, and the determinism probe of the
 modes whose gradient disagrees."""
+from gradcheck import progress
 from gradcheck.execution.attempt import run_mode, vjp_spread
 from gradcheck.execution.devices import short_name
 
@@ -7,9 +8,11 @@ from gradcheck.execution.devices import short_name
 def run_every_mode(problem, options, target_for, measure, findings):
     """{(device name, mode): run_mode's outcome} for the modes that were checked."""
     results = {}
+    progress.expect(progress.MODES, len(options.devices) * len(options.modes))
     for device in options.devices:
         for mode in options.modes:
             outcome = run_mode(problem, mode, target_for(mode), device, measure, findings)
+            progress.advance(progress.MODES)
             if outcome is not None:
                 results[(short_name(device), mode)] = outcome
     return results

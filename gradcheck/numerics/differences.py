@@ -5,6 +5,7 @@ import dataclasses
 
 import numpy as np
 
+from gradcheck import progress
 from gradcheck.numerics import layout
 from gradcheck.numerics.dtypes import finfo
 from gradcheck.numerics.richardson import (
@@ -59,6 +60,7 @@ class InputDifferences:
             kinks[:, here] = kink.T
             if kink.any():
                 bounds = with_columns(bounds, here, sides.transpose(0, 2, 1), values.shape)
+            progress.advance(progress.COLUMNS, len(value))
         return values, kinks, bounds
 
     def _columns(self, columns):

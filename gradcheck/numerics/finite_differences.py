@@ -9,6 +9,7 @@ evaluated in one vectorised call (differences.py).
 """
 import numpy as np
 
+from gradcheck import progress
 from gradcheck.numerics import compressed, layout
 from gradcheck.numerics.differences import RETRY_ESTIMATE, InputDifferences, with_columns
 from gradcheck.numerics.dtypes import coarsest
@@ -43,6 +44,7 @@ class Reference:
         columns = np.intersect1d(columns, self.compressed.get(i, []))
         if not columns.size:
             return 0
+        progress.expect(progress.COLUMNS, columns.size)
         redone, kinks_redone, sides_redone = self._differencing[i].by_columns(columns)
         for k, rows in layout.output_rows(self._outputs):
             self.blocks[(k, i)][:, columns] = redone[rows]
@@ -97,6 +99,7 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
         per_column = len(OFFSETS) * (x_real.size + out_size) * 8 * 4  # with temporaries
         chunk = int(max(1, min(budget_bytes // max(per_column, 1), x_real.size)))
         differencing[i] = InputDifferences(evaluate, i, x, steps, step_precision, chunk, f0)
+        progress.expect(progress.COLUMNS, x_real.size)
         grouping = compressed.groups_of(pattern[i]) if pattern is not None else None
         if grouping is None:
             values, kinked, sides = differencing[i].by_columns(np.arange(x_real.size))
@@ -104,6 +107,7 @@ def numeric_jacobian(evaluate, inputs, wrt, outputs, base, eps=None, budget_byte
             values, kinked, sides, redo = compressed.fill(evaluate, i, x, x_real, steps[0], f0,
                                                    pattern[i], grouping, RETRY_ESTIMATE,
                                                    step_precision)
+            progress.advance(progress.COLUMNS, x_real.size - redo.size)
             if redo.size:
                 redone, kinks_redone, sides_redone = differencing[i].by_columns(redo)
                 values[:, redo], kinked[:, redo] = redone, kinks_redone
