@@ -140,3 +140,23 @@ def test_under_pytest_progress_shows_only_when_asked(tmp_path, asked):
                                      "test_spread.py"], tmp_path, environment(tmp_path, **extra))
     assert status == 0, written
     assert (BAR in written) == (asked is not None)
+
+
+def test_ctrl_c_clears_the_display_and_the_next_check_shows_its_own(monkeypatch, capfd):
+    pytest.importorskip("tqdm")
+    monkeypatch.setenv("GRADCHECK_PROGRESS", "1")
+    monkeypatch.setenv("GRADCHECK_PROGRESS_DELAY", "0")
+
+    def interrupted(x):
+        reporter = progress.current()
+        if reporter is not None and reporter.counts.get(progress.MODES):  # the bar is up
+            raise KeyboardInterrupt
+        return tf.sin(x)
+
+    with pytest.raises(KeyboardInterrupt):
+        check_gradients(interrupted, [np.ones(3)], modes=["eager"])
+    err = capfd.readouterr().err
+    assert "gradcheck interrupted: 0/1 modes" in err and err.endswith("\r")
+    assert progress.current() is None
+    check_gradients(spread, [np.linspace(-1.0, 1.0, 12)], modes=["eager"])
+    assert BAR in capfd.readouterr().err
