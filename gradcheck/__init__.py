@@ -20,6 +20,8 @@ _PUBLIC = {
     "OpBuildError": "gradcheck.errors",
     "OptionError": "gradcheck.errors",
     "build_op_library": "gradcheck.testing.oplib",
+    "compute_gradient": "gradcheck.testing.compat",
+    "max_error": "gradcheck.testing.compat",
     "gradient_test": "gradcheck.testing.property_tests",
 }
 
