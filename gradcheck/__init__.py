@@ -20,6 +20,7 @@ _PUBLIC = {
     "OpBuildError": "gradcheck.errors",
     "OptionError": "gradcheck.errors",
     "build_op_library": "gradcheck.testing.oplib",
+    "GradientTestCase": "gradcheck.testing.testcase",
     "compute_gradient": "gradcheck.testing.compat",
     "max_error": "gradcheck.testing.compat",
     "gradient_test": "gradcheck.testing.property_tests",
