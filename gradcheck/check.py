@@ -20,7 +20,7 @@ from gradcheck.methods.fast import check_by_projections
 from gradcheck.methods.full import check_in_full
 from gradcheck.numerics import footprint, memory
 from gradcheck.numerics.compare import Tolerances
-from gradcheck.options import validated_options
+from gradcheck.options import selected_positions, validated_options
 from gradcheck.report import Findings
 
 # method="auto" checks the full Jacobian up to this many real entries, else projections.
@@ -31,7 +31,8 @@ BATCH_BUDGET_BYTES = 64 << 20
 @memory.ordinary_pages()
 def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", order=1,
                     atol=None, rtol=None, eps=None, seed=0, raise_on_failure=True,
-                    reference=None, override_map=None, forward_mode=False, strict=False):
+                    reference=None, override_map=None, forward_mode=False, strict=False,
+                    wrt=None):
     """Check that the gradients TensorFlow uses for `fn` match finite differences.
 
     fn: takes one tensor per element of `inputs`, returns a tensor or a nest of them.
@@ -60,12 +61,15 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
         JVPs (eager, function and xla modes) and compare it with the finite
         differences and with the reverse-mode Jacobian.
     strict: a mode that cannot run here fails the check instead of being skipped.
+    wrt: the inputs to differentiate: names or argument indices, e.g. ["x"] or
+        [0] (default: every floating and complex input). The others are passed
+        through, as integer inputs are.
     """
     _require_eager_execution()
     options = validated_options(
         fn, modes=modes, devices=devices, method=method, order=order, atol=atol, rtol=rtol,
         eps=eps, seed=seed, raise_on_failure=raise_on_failure, reference=reference,
-        override_map=override_map, forward_mode=forward_mode, strict=strict)
+        override_map=override_map, forward_mode=forward_mode, strict=strict, wrt=wrt)
     _require_room(real_components(inputs), options.method)
     arguments = normalise_inputs(fn, inputs)
     require_finite_inputs(arguments)
@@ -76,11 +80,11 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
 
 def _check(fn, arguments, options, before):
     check_inputs, variables = _with_variables(fn, arguments, before)
-    wrt = tuple(i for i, x in enumerate(check_inputs) if x.differentiable)
+    n_arguments = len(check_inputs) - len(variables)
+    wrt = _differentiated_inputs(check_inputs, n_arguments, options)
     findings = Findings()
     for note in options.notes:
         findings.note(note)
-    n_arguments = len(check_inputs) - len(variables)
     base = _differentiated(fn, n_arguments, variables, options, findings)
     source, gradients_used = sources.describe_source(
         fn, base, [x.value for x in check_inputs], options.override_map)
@@ -165,6 +169,22 @@ def _with_variables(fn, arguments, before):
     return check_inputs, variables
 
 
+def _differentiated_inputs(check_inputs, n_arguments, options):
+    """The positions of the inputs the check differentiates: those `wrt=` names,
+    else every floating and complex one."""
+    if options.wrt is None:
+        return tuple(i for i, x in enumerate(check_inputs) if x.differentiable)
+    if not options.wrt:
+        raise OptionError("wrt=[] names no input, so there is nothing to check; name the inputs "
+                          "to differentiate, or leave wrt out for every floating input.")
+    chosen = selected_positions("wrt", options.wrt, check_inputs, n_arguments)
+    integer = [check_inputs[i].describe() for i in chosen if not check_inputs[i].differentiable]
+    if integer:
+        raise OptionError(f"wrt= names {', '.join(integer)}, which is not floating-point or "
+                          "complex and has no gradient to check; leave it out of wrt=.")
+    return chosen
+
+
 def _differentiated(fn, n_arguments, variables, options, findings):
     """The target every mode differentiates: `fn` on flat tensors, with the
     variables it reads as inputs of their own, under the override map."""
@@ -235,6 +255,11 @@ def _note_other_outputs(problem, findings):
 
 def _note_integer_inputs(check_inputs, wrt, findings):
     for i, x in enumerate(check_inputs):
-        if i not in wrt:
+        if i in wrt:
+            continue
+        if x.differentiable:
+            findings.note(f"{x.name} ({x.dtype}) is not in wrt=, so it was passed through as "
+                          "is: neither differentiated nor checked.")
+        else:
             findings.note(f"{x.name} ({x.dtype}) is not differentiable and gets no "
                           "gradient, as TensorFlow expects for integer and bool inputs.")

@@ -40,11 +40,13 @@ class Options:
     # differentiate the way graph mode does (tf.gradients), for order 2.
     reference_mode: str
     notes: tuple  # what the report should say about the options chosen
+    wrt: tuple = None  # names or argument indices of the inputs to differentiate; None: all
 
 
 def validated_options(fn, *, modes, devices, method, order, atol, rtol, eps, seed,
-                      raise_on_failure, reference, override_map, forward_mode, strict):
+                      raise_on_failure, reference, override_map, forward_mode, strict, wrt=None):
     _require_valid(method, order, eps, reference, forward_mode)
+    wrt = input_selection("wrt", wrt)
     _require_seed(seed)
     atol, rtol = checked_tolerance("atol", atol), checked_tolerance("rtol", rtol)
     eps = None if eps is None else float(eps)
@@ -58,8 +60,38 @@ def validated_options(fn, *, modes, devices, method, order, atol, rtol, eps, see
         rng=check_rng(seed), reference=reference, override_map=override_map,
         forward_mode=bool(forward_mode), strict=strict, raise_on_failure=raise_on_failure,
         reference_mode="graph" if override_map or defun else "function",
-        notes=(DEFUN_NOTE,) if graph_only else (),
+        notes=(DEFUN_NOTE,) if graph_only else (), wrt=wrt,
     )
+
+
+def input_selection(option, value):
+    """`value` (a name, an argument index, or a list of them) as a tuple, or None."""
+    if value is None:
+        return None
+    items = [value] if isinstance(value, (str, numbers.Integral)) else value
+    if not isinstance(items, (list, tuple, set, frozenset)):
+        raise OptionError(f"{option} must name inputs: a name or argument index, or a list of "
+                          f"them such as ['x'] or [0], got {value!r}.")
+    items = list(items)
+    bad = [v for v in items if isinstance(v, bool) or not isinstance(v, (str, numbers.Integral))]
+    if bad:
+        raise OptionError(f"{option}={value!r}: {bad[0]!r} is neither an input's name nor an "
+                          "argument index (an int).")
+    return tuple(dict.fromkeys(v if isinstance(v, str) else int(v) for v in items))
+
+
+def selected_positions(option, selection, check_inputs, n_arguments):
+    """The positions in `check_inputs` that `selection` names: an int is an
+    argument's index, a string an argument's or a captured variable's name."""
+    names = {x.name: i for i, x in enumerate(check_inputs)}
+    unknown = [v for v in selection if (v not in names if isinstance(v, str)
+                                        else not -n_arguments <= v < n_arguments)]
+    if unknown:
+        raise OptionError(
+            f"{option}={list(selection)!r} names {', '.join(map(repr, unknown))}, which is no "
+            f"input of the function: its inputs are {', '.join(map(repr, names))} (or argument "
+            f"indices 0 to {n_arguments - 1}).")
+    return tuple(sorted({names[v] if isinstance(v, str) else v % n_arguments for v in selection}))
 
 
 def check_rng(seed):
