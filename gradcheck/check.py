@@ -16,6 +16,7 @@ from gradcheck.execution.problem import Problem, ReferencePoint
 from gradcheck.execution.snapshot import kept_variables
 from gradcheck.execution.targets import gradient_targets, only_where_honoured
 from gradcheck.methods import projections
+from gradcheck.methods.declared_none import check_declared_none
 from gradcheck.methods.fast import check_by_projections
 from gradcheck.methods.full import check_in_full
 from gradcheck.numerics import footprint, memory
@@ -32,7 +33,7 @@ BATCH_BUDGET_BYTES = 64 << 20
 def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", order=1,
                     atol=None, rtol=None, eps=None, seed=0, raise_on_failure=True,
                     reference=None, override_map=None, forward_mode=False, strict=False,
-                    wrt=None):
+                    wrt=None, no_gradient_for=None):
     """Check that the gradients TensorFlow uses for `fn` match finite differences.
 
     fn: takes one tensor per element of `inputs`, returns a tensor or a nest of them.
@@ -64,12 +65,17 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
     wrt: the inputs to differentiate: names or argument indices, e.g. ["x"] or
         [0] (default: every floating and complex input). The others are passed
         through, as integer inputs are.
+    no_gradient_for: inputs whose gradient is meant to be None, such as the
+        order n of tf.math.polygamma(n, x): names or argument indices. They are
+        not differentiated; instead, in every mode checked, the gradient with
+        respect to them must be None (zeros fail too).
     """
     _require_eager_execution()
     options = validated_options(
         fn, modes=modes, devices=devices, method=method, order=order, atol=atol, rtol=rtol,
         eps=eps, seed=seed, raise_on_failure=raise_on_failure, reference=reference,
-        override_map=override_map, forward_mode=forward_mode, strict=strict, wrt=wrt)
+        override_map=override_map, forward_mode=forward_mode, strict=strict, wrt=wrt,
+        no_gradient_for=no_gradient_for)
     _require_room(real_components(inputs), options.method)
     arguments = normalise_inputs(fn, inputs)
     require_finite_inputs(arguments)
@@ -81,7 +87,8 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
 def _check(fn, arguments, options, before):
     check_inputs, variables = _with_variables(fn, arguments, before)
     n_arguments = len(check_inputs) - len(variables)
-    wrt = _differentiated_inputs(check_inputs, n_arguments, options)
+    none = _declared_none(check_inputs, n_arguments, options)
+    wrt = _differentiated_inputs(check_inputs, n_arguments, options, none)
     findings = Findings()
     for note in options.notes:
         findings.note(note)
@@ -102,13 +109,15 @@ def _check(fn, arguments, options, before):
             problem, point, chosen = _pose(current, target_for, check_inputs, wrt, options)
             if current == 1:
                 first = {"method": chosen, "reference_precision": point.precision}
-                _note_integer_inputs(check_inputs, wrt, findings)
+                _note_integer_inputs(check_inputs, wrt, none, findings)
                 _note_other_outputs(problem, findings)
             if chosen == "fast":
                 check_by_projections(problem, options, target_for, point, findings)
             else:
                 check_in_full(problem, options, target_for, point, findings,
                               options.reference if current == 1 else None)
+            if current == 1 and none:
+                check_declared_none(problem, options, target_for, none, findings)
             if current < options.order:
                 target_for = only_where_honoured(gradient_targets(base, problem, options.rng),
                                                  options.override_map)
@@ -169,15 +178,38 @@ def _with_variables(fn, arguments, before):
     return check_inputs, variables
 
 
-def _differentiated_inputs(check_inputs, n_arguments, options):
+def _declared_none(check_inputs, n_arguments, options):
+    """The positions of the inputs no_gradient_for= names, refused if integer."""
+    chosen = selected_positions("no_gradient_for", options.no_gradient_for, check_inputs,
+                                n_arguments)
+    integer = [check_inputs[i].describe() for i in chosen if not check_inputs[i].differentiable]
+    if integer:
+        raise OptionError(f"no_gradient_for= names {', '.join(integer)}, an integer or bool "
+                          "input: those never get a gradient, so there is nothing to declare. "
+                          "Leave it out of no_gradient_for=.")
+    return chosen
+
+
+def _differentiated_inputs(check_inputs, n_arguments, options, none):
     """The positions of the inputs the check differentiates: those `wrt=` names,
-    else every floating and complex one."""
+    else every floating and complex one not declared to get no gradient."""
     if options.wrt is None:
-        return tuple(i for i, x in enumerate(check_inputs) if x.differentiable)
+        chosen = tuple(i for i, x in enumerate(check_inputs)
+                       if x.differentiable and i not in none)
+        if not chosen:
+            raise OptionError("no_gradient_for= names every floating input, so no gradient is "
+                              "left to check against finite differences. Use assert_no_gradient "
+                              "to show that a function has no gradient at all.")
+        return chosen
     if not options.wrt:
         raise OptionError("wrt=[] names no input, so there is nothing to check; name the inputs "
                           "to differentiate, or leave wrt out for every floating input.")
     chosen = selected_positions("wrt", options.wrt, check_inputs, n_arguments)
+    both = [check_inputs[i].name for i in chosen if i in none]
+    if both:
+        raise OptionError(f"{', '.join(map(repr, both))} is named by both wrt= and "
+                          "no_gradient_for=: an input is either checked against finite "
+                          "differences or declared to get no gradient. Name it in one of them.")
     integer = [check_inputs[i].describe() for i in chosen if not check_inputs[i].differentiable]
     if integer:
         raise OptionError(f"wrt= names {', '.join(integer)}, which is not floating-point or "
@@ -253,11 +285,15 @@ def _note_other_outputs(problem, findings):
                           "has no gradient, so it was left out of the check.")
 
 
-def _note_integer_inputs(check_inputs, wrt, findings):
+def _note_integer_inputs(check_inputs, wrt, none, findings):
     for i, x in enumerate(check_inputs):
         if i in wrt:
             continue
-        if x.differentiable:
+        if i in none:
+            findings.note(f"{x.name} ({x.dtype}) is declared by no_gradient_for= to get no "
+                          "gradient: it was not differentiated, and its gradient was checked "
+                          "to be None in every mode.")
+        elif x.differentiable:
             findings.note(f"{x.name} ({x.dtype}) is not in wrt=, so it was passed through as "
                           "is: neither differentiated nor checked.")
         else:

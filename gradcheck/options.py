@@ -41,12 +41,15 @@ class Options:
     reference_mode: str
     notes: tuple  # what the report should say about the options chosen
     wrt: tuple = None  # names or argument indices of the inputs to differentiate; None: all
+    no_gradient_for: tuple = ()  # names or argument indices whose gradient must be None
 
 
 def validated_options(fn, *, modes, devices, method, order, atol, rtol, eps, seed,
-                      raise_on_failure, reference, override_map, forward_mode, strict, wrt=None):
+                      raise_on_failure, reference, override_map, forward_mode, strict,
+                      wrt=None, no_gradient_for=None):
     _require_valid(method, order, eps, reference, forward_mode)
     wrt = input_selection("wrt", wrt)
+    no_gradient_for = input_selection("no_gradient_for", no_gradient_for) or ()
     _require_seed(seed)
     atol, rtol = checked_tolerance("atol", atol), checked_tolerance("rtol", rtol)
     eps = None if eps is None else float(eps)
@@ -60,7 +63,7 @@ def validated_options(fn, *, modes, devices, method, order, atol, rtol, eps, see
         rng=check_rng(seed), reference=reference, override_map=override_map,
         forward_mode=bool(forward_mode), strict=strict, raise_on_failure=raise_on_failure,
         reference_mode="graph" if override_map or defun else "function",
-        notes=(DEFUN_NOTE,) if graph_only else (), wrt=wrt,
+        notes=(DEFUN_NOTE,) if graph_only else (), wrt=wrt, no_gradient_for=no_gradient_for,
     )
 
 

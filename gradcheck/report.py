@@ -6,6 +6,7 @@ from gradcheck.numerics.compare import outside_interval
 
 FINITE_DIFFERENCES = "finite differences"
 DECLARED = "declared reference"
+NO_GRADIENT = "None (declared)"  # no_gradient_for=: the gradient must be None
 
 
 @dataclasses.dataclass
@@ -75,6 +76,8 @@ class PairResult:
         """The worst element's error as a multiple of what it is allowed (> 1 fails)."""
         if self.n_total == 0:
             return 0.0
+        if self.against == NO_GRADIENT:
+            return 0.0 if self.ok else math.inf
         return self._worst_error / self.allowed
 
     @property
@@ -109,13 +112,15 @@ class PairResult:
     def headline(self, where=None):
         where = where or self.where
         reference = "finite differences" if self.against == FINITE_DIFFERENCES else self.against
+        if self.against == NO_GRADIENT:
+            return self._declared_none_headline(where)
         if self.undecided:
             return (
                 f"Nothing of d {self.output} / d {self.input} could be checked in {where}: "
                 f"the finite differences are not finite at {self.n_unreliable} of "
                 f"{self.n_total} entries (first: {self.first_unchecked}), and every other entry "
                 "is zero in both. Check that the inputs lie inside the function's domain, away "
-                "from its edges."
+                "from its edges." + (self._declare_none_hint() if self.gradient_is_none else "")
             )
         if self.n_inconclusive and not self.n_failed:
             return (
@@ -130,7 +135,7 @@ class PairResult:
                 f"{self.output} depends on it: {reference} give d {self.worst_output} / "
                 f"d {self.worst_input} = {self.worst_expected:.6g}. The op may have no gradient "
                 "(tf.no_gradient), be cut by tf.stop_gradient, or be a function.Defun "
-                "under a GradientTape."
+                "under a GradientTape." + self._declare_none_hint()
             )
         if self.projections:
             return self._projection_headline(where)
@@ -153,6 +158,20 @@ class PairResult:
             f"(error {abs(self.worst_actual - self.worst_expected):.3g}, allowed {self.allowed:.3g} "
             f"= atol {self.atol:g} + rtol {self.rtol:g} * |reference|{uncertainty})."
         )
+
+    def _declare_none_hint(self):
+        return (f" If {self.input} is meant to get no gradient (the order of a special function, "
+                f"an index), declare it: no_gradient_for=['{self.input}'].")
+
+    def _declared_none_headline(self, where):
+        if self.unresolved:
+            return (f"no_gradient_for= declares the gradient with respect to {self.input} None, "
+                    f"but taking it raised in {where}: {self.unresolved}")
+        return (f"TensorFlow gives a gradient for {self.input} in {where}, but no_gradient_for= "
+                f"declares it None: its largest entry is {self.worst_actual:.6g} (a gradient of "
+                "zeros is still a gradient). If the gradient is meant, check it: leave "
+                f"{self.input} out of no_gradient_for=; else make the gradient function return "
+                f"None for {self.input}.")
 
     def _projection_headline(self, where):
         if self.unresolved:

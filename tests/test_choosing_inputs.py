@@ -1,5 +1,6 @@
 """Choosing what is differentiated: wrt= picks the inputs to check, the others
-are passed through as integer inputs are."""
+are passed through as integer inputs are; no_gradient_for= declares inputs
+whose gradient must be None, and checks that it is."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -58,3 +59,63 @@ def test_wrt_naming_no_input_is_refused(wrt, message):
 def test_wrt_naming_an_integer_input_is_refused():
     with pytest.raises(OptionError, match=r"wrt= names n: int32 \(\), which is not floating"):
         check_gradients(lambda x, n: x * tf.cast(n, x.dtype), [X, np.int32(2)], wrt=["n"])
+
+
+N = np.array([1.0, 2.0])
+AT = np.array([0.5, 1.5])
+
+
+def polygamma(n, x):
+    return tf.math.polygamma(n, x)
+
+
+def test_polygamma_fails_without_declaring_its_order():
+    with pytest.raises(GradientCheckError, match=r"declare it: no_gradient_for=\['n'\]"):
+        check_gradients(polygamma, [N, AT], modes=["eager"])
+
+
+@pytest.mark.parametrize("method", ["full", "fast"])
+def test_polygamma_passes_with_its_order_declared_to_get_no_gradient(method):
+    report = check_gradients(polygamma, [N, AT], no_gradient_for=["n"], method=method)
+    declared = [p for p in report.pairs if p.input == "n"]
+    assert report.ok
+    assert {p.mode for p in declared} == {"eager", "function", "graph", "xla"}
+    assert all(p.against == "None (declared)" and p.gradient_is_none for p in declared)
+
+
+def test_tensorflows_own_names_work_too():
+    assert check_gradients(tf.math.polygamma, [N, AT], no_gradient_for="a", modes=["eager"]).ok
+
+
+@tf.custom_gradient
+def zeros_for_n(n, x):
+    return n * x, lambda dy: (tf.zeros_like(n), dy * n)
+
+
+@tf.custom_gradient
+def gradient_for_n(n, x):
+    return n * x, lambda dy: (dy * x, dy * n)
+
+
+@pytest.mark.parametrize("fn, largest", [(zeros_for_n, r"0 \("), (gradient_for_n, r"[1-9][\d.]* \(")])
+def test_a_declared_input_that_gets_a_gradient_fails_saying_so(fn, largest):
+    with pytest.raises(GradientCheckError,
+                       match=rf"TensorFlow gives a gradient for n in eager, graph modes on CPU:0, "
+                             rf"but no_gradient_for= declares it None: its largest entry is {largest}"):
+        check_gradients(fn, [N, AT], no_gradient_for=["n"], modes=["eager", "graph"])
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"no_gradient_for": ["m"]}, r"no_gradient_for=\['m'\] names 'm', which is no input"),
+    ({"no_gradient_for": ["n"], "wrt": ["n", "x"]}, r"'n' is named by both wrt= and no_gradient_for="),
+    ({"no_gradient_for": ["n", "x"]}, r"no_gradient_for= names every floating input"),
+])
+def test_declarations_that_cannot_be_used_are_refused(options, message):
+    with pytest.raises(OptionError, match=message):
+        check_gradients(polygamma, [N, AT], modes=["eager"], **options)
+
+
+def test_declaring_an_integer_input_is_refused():
+    with pytest.raises(OptionError, match=r"no_gradient_for= names n: int32 \(\), an integer"):
+        check_gradients(lambda x, n: x * tf.cast(n, x.dtype), [X, np.int32(2)],
+                        no_gradient_for=["n"])

@@ -5,14 +5,14 @@ import pathlib
 import platform
 import sys
 
-from gradcheck.report import DECLARED, FINITE_DIFFERENCES
+from gradcheck.report import DECLARED, FINITE_DIFFERENCES, NO_GRADIENT
 
 
 def rows_of(report, test):
     """One row per (device, mode, output, input) against the reference."""
     rows = []
     for pair in report.pairs:
-        if pair.against not in (FINITE_DIFFERENCES, DECLARED) or not pair.decisive:
+        if pair.against not in (FINITE_DIFFERENCES, DECLARED, NO_GRADIENT) or not pair.decisive:
             continue
         rows.append({
             "test": test, "function": report.function, "source": report.source,
