@@ -5,8 +5,9 @@ import tensorflow as tf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import FailedHealthCheck, InvalidArgument, Unsatisfiable
+from hypothesis.extra import numpy as hnp
 
-from gradcheck import DeviceUnavailable, GradientCheckError, gradient_test
+from gradcheck import DeviceUnavailable, GradientCheckError, check_gradients, gradient_test
 from gradcheck import strategies as gs
 
 FIND = settings(max_examples=60, derandomize=True, database=None, deadline=None,
@@ -138,7 +139,8 @@ def test_plain_given_with_the_gradcheck_fixture(gradcheck):
     (lambda: gs.dtypes(floating=False), "no dtype left to draw"),
     (lambda: gs.dtypes(only=["float8"]), "unknown dtypes ['float8']"),
     (lambda: gs.broadcastable_shapes(0), "num_shapes must be a positive integer"),
-    (lambda: gs.tensors("float32", (2,), elements=(0, 1)), "elements must be a Domain"),
+    (lambda: gs.tensors("float32", (2,), elements=(0, 1)),
+     "or a Hypothesis strategy such as st.floats(-1, 1), got (0, 1)"),
     (lambda: gs.dtypes(only="float8"), "only='float8' names unknown dtypes ['float8']"),
     (lambda: gs.dtypes(exclude=["float8", np.float16]), "exclude=['float8', <class 'numpy.float16'>] "
                                                        "names unknown dtypes ['float8']"),
@@ -324,3 +326,29 @@ def test_gradient_test_refuses_args_that_are_not_a_list(args):
     with pytest.raises(TypeError, match="gradient_test's args must be a list or tuple with one "
                                         r"strategy \(or value\) per argument of fn, got"):
         gradient_test(tf.sin, args)
+
+
+@pytest.mark.parametrize("dtype, elements", [
+    (np.float64, st.floats(-1, 1)), ("float32", st.floats(-1, 1, width=32)),
+    (tf.bfloat16, st.floats(-1, 1, width=32)),
+    ("complex128", st.complex_numbers(max_magnitude=1, allow_nan=False, allow_infinity=False))])
+def test_elements_take_a_hypothesis_strategy(dtype, elements):
+    @settings(max_examples=10, database=None)
+    @given(gs.tensors(dtype, (3,), elements=elements))
+    def test(x):
+        assert x.dtype == tf.as_dtype(dtype).as_numpy_dtype and x.shape == (3,)
+        assert np.all(np.abs(x.astype(np.complex128)) <= 1.01)
+
+    test()
+
+
+@settings(max_examples=5, database=None, deadline=None)
+@given(hnp.arrays(np.float64, (3,), elements=st.floats(-1, 1)))
+def test_arrays_drawn_by_hypothesis_numpy_are_inputs_as_they_are(x):
+    assert check_gradients(tf.sin, [x], modes=["eager"]).ok
+
+
+def test_gradient_test_takes_hypothesis_numpy_arrays():
+    gradient_test(tf.tanh, [hnp.arrays(np.float32, (2,), elements=st.floats(-1, 1, width=32))],
+                  modes=["eager"], hypothesis_settings=settings(max_examples=5, deadline=None,
+                                                                database=None))()

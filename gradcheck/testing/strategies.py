@@ -17,7 +17,7 @@ from hypothesis.extra import numpy as hnp
 
 from gradcheck.errors import DeviceUnavailable, OptionError
 from gradcheck.execution import devices
-from gradcheck.numerics.dtypes import dtype_name
+from gradcheck.numerics.dtypes import dtype_name, numpy_dtype
 
 FLOATING = ("float16", "bfloat16", "float32", "float64")
 COMPLEX = ("complex64", "complex128")
@@ -248,22 +248,37 @@ def well_conditioned(low=-1.0, high=1.0):
 
 def tensors(dtype, shape, elements=None, *, distinct=False):
     """numpy arrays of `dtype` (a name, numpy or TensorFlow dtype) and `shape` (a
-    tuple, an int for one axis), each a value or a strategy, from a Domain.
+    tuple, an int for one axis), each a value or a strategy. `elements` is a
+    Domain (default interval(-2, 2)), or a Hypothesis strategy such as
+    st.floats(-1, 1, width=32), used as hnp.arrays uses it.
 
     distinct=True draws no repeated values (max, sort and top-k gradients are
     undefined at ties)."""
     elements = interval(-2.0, 2.0) if elements is None else elements
-    if not isinstance(elements, Domain):
+    if not isinstance(elements, (Domain, st.SearchStrategy)):
         raise InvalidArgument(f"elements must be a Domain such as interval(-1, 1) or positive(), "
-                              f"got {elements!r}")
+                              f"or a Hypothesis strategy such as st.floats(-1, 1), got {elements!r}")
     # Fixed values are checked now, drawn ones as they are drawn.
     dtype_strategy = dtype if isinstance(dtype, st.SearchStrategy) else st.just(_dtype(dtype))
+    domain = elements if isinstance(elements, Domain) else Domain()
     if isinstance(shape, st.SearchStrategy):
         shape_strategy = shape
     else:
-        shape_strategy = st.just(_fitting_shape(shape, elements))
+        shape_strategy = st.just(_fitting_shape(shape, domain))
+    draw = _array if isinstance(elements, Domain) else _array_of
     return st.tuples(dtype_strategy, shape_strategy).flatmap(
-        lambda pair: _array(pair[0], pair[1], elements, distinct))
+        lambda pair: draw(pair[0], pair[1], elements, distinct))
+
+
+def _array_of(dtype, shape, elements, distinct):
+    """Arrays whose elements a Hypothesis strategy draws, by Hypothesis' own rules
+    (hnp.arrays converts each value to the dtype). bfloat16, which hnp does
+    not know, is drawn in float32 and rounded. numpy only: TensorFlow is not
+    imported while drawing."""
+    dtype, shape = _dtype(dtype), _fitting_shape(shape, Domain())
+    drawn = np.float32 if dtype == "bfloat16" else numpy_dtype(dtype)
+    raw = hnp.arrays(drawn, shape, elements=elements, fill=st.nothing(), unique=distinct)
+    return raw if dtype != "bfloat16" else raw.map(lambda a: a.astype(numpy_dtype(dtype)))
 
 
 def _fitting_shape(shape, domain):
