@@ -6,12 +6,18 @@ from tensorflow.python.ops import gradient_checker_v2
 import gradcheck
 
 
-class WithTF:
+class _Checker:
+    def _error(self, f, x):
+        """max_error between the bound compute_gradient's two Jacobians."""
+        return self.max_error(*self.compute_gradient(f, x))
+
+
+class WithTF(_Checker):
     compute_gradient = staticmethod(tf.test.compute_gradient)
     max_error = staticmethod(gradient_checker_v2.max_error)
 
 
-class WithGradcheck:
+class WithGradcheck(_Checker):
     compute_gradient = staticmethod(gradcheck.compute_gradient)
     max_error = staticmethod(gradcheck.max_error)
 

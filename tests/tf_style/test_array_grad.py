@@ -47,9 +47,6 @@ def reverse(x):
 class _ArrayGradients:
     """The tests; the subclasses below bind compute_gradient and max_error."""
 
-    def _error(self, f, x):
-        return self.max_error(*self.compute_gradient(f, x))
-
     def testConcatThreeInputs(self):
         self.assertLess(self._error(concat, PARTS), 1e-8)
 

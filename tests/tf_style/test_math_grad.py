@@ -32,9 +32,6 @@ def exclusive_reverse_cumsum(x):
 class _MathGradients:
     """The tests; the subclasses below bind compute_gradient and max_error."""
 
-    def _error(self, f, x):
-        return self.max_error(*self.compute_gradient(f, x))
-
     def testTanhFloat32(self):
         self.assertLess(self._error(tf.tanh, [X32]), 1e-3)
 

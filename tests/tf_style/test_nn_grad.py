@@ -44,9 +44,6 @@ def reduce_prod(x):
 class _NnGradients:
     """The tests; the subclasses below bind compute_gradient and max_error."""
 
-    def _error(self, f, x):
-        return self.max_error(*self.compute_gradient(f, x))
-
     def testMatMulTransposeA(self):
         self.assertLess(self._error(matmul_transpose_a, [A, B]), 1e-8)
 
