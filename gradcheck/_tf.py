@@ -201,3 +201,27 @@ def eager_by_default():
     """False after tf.compat.v1.disable_eager_execution()."""
     context = _internal("eager.context")
     return context.default_execution_mode == context.EAGER_MODE
+
+
+@contextlib.contextmanager
+def op_callback(callback):
+    """`callback(op_type, inputs, attrs, outputs, op_name, graph)` after every
+    op this thread runs eagerly (or adds to a graph) in the block: TensorFlow's
+    op callbacks, which tf.debugging.experimental.enable_dump_debug_info uses too."""
+    callbacks = _internal("framework.op_callbacks")
+    callbacks.add_op_callback(callback)
+    try:
+        yield
+    finally:
+        callbacks.remove_op_callback(callback)
+
+
+def eager_context():
+    """The eager context: its graph collection gives the partitioned graphs of
+    the tf.functions it instantiates (with the device of every node)."""
+    return _internal("eager.context").context()
+
+
+def op_def(op_type):
+    """The registered OpDef of an op type, or None (a function called by name)."""
+    return _internal("framework.op_def_registry").get(op_type)

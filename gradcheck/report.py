@@ -204,6 +204,7 @@ class ModeResult:
     status: str  # "checked", "skipped" (cannot run here), "failed" (the gradient raised)
     reason: str = ""
     obtained: str = ""  # for a checked mode: which gradient it got, in words
+    placed: str = ""  # for a checked mode: where its ops ran, 'ran on CPU:1 (9 ops ...)'
 
     @property
     def where(self):
@@ -312,7 +313,7 @@ class GradientReport:
                   f"{'OK' if self.ok else 'FAILED'}; method {self.method}, "
                   f"reference {self.reference_precision}")
         return "\n".join([header, format_table(self.pairs)] + _mode_lines(self.modes)
-                         + [f"note: {n}" for n in self.notes])
+                         + _placement_lines(self.modes) + [f"note: {n}" for n in self.notes])
 
 
 class Findings:
@@ -326,8 +327,8 @@ class Findings:
         if not (once and text in self.notes):
             self.notes.append(text)
 
-    def mode(self, device, mode, order, status, reason=""):
-        result = ModeResult(device, mode, order, status, reason)
+    def mode(self, device, mode, order, status, reason="", placed=""):
+        result = ModeResult(device, mode, order, status, reason, placed=placed)
         self.modes.append(result)
         return result
 
@@ -392,3 +393,14 @@ def _mode_lines(modes):
     return [f"{m.status}: {m.where}: {m.reason}" if m.status != "checked"
             else f"gradient used in {m.where}: {m.obtained}" for m in modes
             if m.status != "checked" or m.obtained]
+
+
+def _placement_lines(modes):
+    """'ops ran where asked, on CPU:1: eager 13 ops, xla one compiled call', per device."""
+    by_device = {}
+    for m in modes:
+        if m.status == "checked" and m.placed:
+            order = "" if m.order == 1 else f" (order {m.order})"
+            by_device.setdefault(m.device, []).append(f"{m.mode}{order} {m.placed}")
+    return [f"ops that compute on floats ran where asked, on {device}: {', '.join(parts)}"
+            for device, parts in by_device.items()]

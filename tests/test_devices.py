@@ -45,8 +45,84 @@ def test_device_names_are_accepted_in_their_usual_spellings(cpu_devices):
     assert {p.device for p in report.pairs} == {"CPU:0", "CPU:1"}
 
 
+def _pinned_forward(x):
+    with tf.device("CPU:0"):
+        y = tf.sin(x)
+    return y * x
+
+
+@tf.custom_gradient
+def _pinned_gradient(x):
+    def grad(dy):
+        with tf.device("CPU:0"):
+            return dy * tf.cos(x)
+    return tf.sin(x), grad
+
+
+@pytest.mark.parametrize("method", ["full", "fast"])
+def test_a_check_on_the_second_cpu_reports_that_its_ops_ran_there(cpu_devices, method):
+    report = check_gradients(lambda x: tf.sin(x) * tf.exp(x), [X], devices=["CPU:1"], method=method)
+    assert {m.mode: m.status for m in report.modes} == dict.fromkeys(
+        ["eager", "function", "graph", "xla"], "checked")
+    line = next(s for s in str(report).splitlines() if s.startswith("ops that compute"))
+    assert line.startswith("ops that compute on floats ran where asked, on CPU:1: eager ")
+    assert line.endswith(", xla one compiled call")
+    # Sin, Exp, Mul forward and Cos, Mul... backward: every mode read some of them.
+    assert all(int(m.placed.split()[0]) >= 3 for m in report.modes if m.mode != "xla")
+
+
+def test_a_forward_op_pinned_to_another_device_skips_the_mode_naming_it(cpu_devices):
+    report = check_gradients(_pinned_forward, [X], devices=["CPU:1"],
+                             modes=["eager", "function", "graph", "xla"], raise_on_failure=False)
+    skipped = {m.mode: m.reason for m in report.skipped_modes}
+    assert set(skipped) == {"eager", "function", "graph"}
+    for reason in skipped.values():
+        assert reason.startswith("asked for CPU:1, but ")
+        assert "ran elsewhere (on CPU:0: Sin" in reason
+    # tf.gradients puts the gradient ops beside their forward op, here on CPU:0.
+    assert "Cos (gradients/Sin_grad/Cos)" in skipped["graph"]
+    # jit_compile ignores inner tf.device scopes (TensorFlow #124880): xla ran on CPU:1.
+    assert report.ok
+
+
+def test_a_gradient_pinned_to_another_device_is_caught_where_tensorflow_honours_it(cpu_devices):
+    report = check_gradients(_pinned_gradient, [X], devices=["CPU:1"],
+                             modes=["eager", "function", "graph"], raise_on_failure=False)
+    statuses = {m.mode: m.status for m in report.modes}
+    assert statuses == {"eager": "skipped", "function": "skipped", "graph": "checked"}
+    assert all("on CPU:0: Cos" in m.reason for m in report.skipped_modes)
+    # Graph mode colocates gradient ops with the forward op, over the tf.device scope.
+    assert "ran where asked, on CPU:1: graph 2 ops" in str(report)
+
+
+def test_under_strict_an_op_that_ran_elsewhere_fails_the_check(cpu_devices):
+    with pytest.raises(GradientCheckError) as caught:
+        check_gradients(_pinned_forward, [X], devices=["CPU:1"], modes=["function"], strict=True)
+    assert str(caught.value).startswith(
+        "strict: function mode on CPU:1 could not be checked: asked for CPU:1, but 1 of its ")
+
+
+@pytest.mark.parametrize("soft", [True, False])
+def test_the_users_soft_placement_setting_is_left_as_it_was(cpu_devices, soft):
+    before = tf.config.get_soft_device_placement()
+    tf.config.set_soft_device_placement(soft)
+    try:
+        report = check_gradients(_pinned_forward, [X], devices=["CPU:1"], modes=["eager", "graph"],
+                                 raise_on_failure=False)
+        assert tf.config.get_soft_device_placement() is soft
+    finally:
+        tf.config.set_soft_device_placement(before)
+    assert {m.status for m in report.modes} == {"skipped"}
+
+
 @pytest.mark.skipif(not tf.config.list_logical_devices("GPU"), reason="TensorFlow sees no GPU here")
 def test_gpu_gradients_match_the_cpu():
     report = check_gradients(lambda x: tf.matmul(x, x, transpose_b=True), [X],
                              devices=["CPU:0", "GPU:0"])
     assert report.ok
+
+
+@pytest.mark.skipif(not tf.config.list_logical_devices("GPU"), reason="TensorFlow sees no GPU here")
+def test_a_check_on_the_gpu_reports_where_its_ops_ran():
+    report = check_gradients(lambda x: tf.sin(x) * x, [X], devices=["GPU:0"], modes=["function"])
+    assert "ops that compute on floats ran where asked, on GPU:0: function " in str(report)

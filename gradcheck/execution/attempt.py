@@ -34,7 +34,12 @@ def run_mode(problem, mode, target, device, measure, findings):
         return None
     finally:
         run.close()
-    result = findings.mode(*where, problem.order, "checked")
+    moved = run.placement.fallback_reason() if run.placement else ""
+    if moved:
+        findings.mode(*where, problem.order, "skipped", moved)
+        return None
+    placed = run.placement.summary() if run.placement else ""
+    result = findings.mode(*where, problem.order, "checked", placed=placed)
     _note_how_it_ran(problem, run, where, findings)
     return measured, result, set(run.none_inputs)
 

@@ -5,6 +5,7 @@ import numpy as np
 from gradcheck import _tf
 from gradcheck.execution import failures
 from gradcheck.execution.gradients import GradientSlots, columns_from_vjp, gradient_sources
+from gradcheck.execution.placement import Placement
 from gradcheck.execution.runner import Runner
 
 
@@ -28,9 +29,14 @@ class EagerRunner(Runner):
         tf = _tf.tf()
         self.device, self.target, self.wrt, self.out_index = device, target, wrt, out_index
         self.retape = False
+        # Where the forward pass and the first eager VJP ran (the batched VJPs
+        # are tf.functions, read as function mode's are).
+        self.placement = Placement(device, mode)
+        self._eager_vjp_read = False
         with tf.device(device):
             self.tensors = [tf.constant(value) for value in inputs]
-            self._record()
+            with self.placement.eager_ops():
+                self._record()
         self.sources = gradient_sources(target, self.tensors, wrt)
         self.slots = GradientSlots()
         rows = sum(int(np.prod(y.shape)) * (2 if y.dtype.is_complex else 1) for y in self.selected)
@@ -97,13 +103,19 @@ class EagerRunner(Runner):
                 lambda batch: _tf.vectorized_map(self._gradient, batch),
                 autograph=False)
         with tf.device(self.device):
-            result = self._batched([tf.constant(c) for c in cotangents])
+            result = self.placement.call(self._batched, [tf.constant(c) for c in cotangents])
         return [_tf.to_numpy(g) for g in result]
 
     def _row_vjp(self, row_cotangents):
         tf = _tf.tf()
         with tf.device(self.device):
-            grads = self._gradient([tf.constant(c) for c in row_cotangents])
+            row = [tf.constant(c) for c in row_cotangents]
+            if self._eager_vjp_read:
+                grads = self._gradient(row)
+            else:
+                with self.placement.eager_ops():
+                    grads = self._gradient(row)
+                self._eager_vjp_read = True
         return [_tf.to_numpy(g) for g in grads]
 
     def jvp(self, fixed_cotangents, tangents):
@@ -112,6 +124,6 @@ class EagerRunner(Runner):
             self._columns = tf.function(
                 lambda fixed, batch: columns_from_vjp(self._gradient, fixed, batch), autograph=False)
         with tf.device(self.device):
-            result = self._columns([tf.constant(c) for c in fixed_cotangents],
-                                   [tf.constant(t) for t in tangents])
+            result = self.placement.call(self._columns, [tf.constant(c) for c in fixed_cotangents],
+                                         [tf.constant(t) for t in tangents])
         return [_tf.to_numpy(c) for c in result]

@@ -2,6 +2,7 @@
 (jit-compiled for xla), traced once per input signature and cached on the target."""
 from gradcheck import _tf
 from gradcheck.execution.gradients import GradientSlots, columns_from_vjp, gradient_sources
+from gradcheck.execution.placement import Placement
 from gradcheck.execution.runner import TracedRunner
 from gradcheck.execution.sources import ModeNotApplicable
 from gradcheck.execution.traces import compiled, traced_forward
@@ -19,6 +20,7 @@ class FunctionRunner(TracedRunner):
                 f"function eagerly and {mode} mode would trace and compile nothing. Turn it off "
                 "for the check to test this mode.")
         self.mode, self.device = mode, device
+        self.placement = Placement(device, mode)
         with tf.device(device):
             self.tensors = [tf.constant(value) for value in inputs]
         key = ("function runner", mode, device, tuple(wrt), tuple(out_index))
@@ -29,14 +31,15 @@ class FunctionRunner(TracedRunner):
     def jvp(self, fixed_cotangents, tangents):
         tf = _tf.tf()
         with tf.device(self.device):
-            result = self._columns(self.tensors, [tf.constant(c) for c in fixed_cotangents],
-                                   [tf.constant(t) for t in tangents])
+            result = self._placed(self._columns, self.tensors,
+                                  [tf.constant(c) for c in fixed_cotangents],
+                                  [tf.constant(t) for t in tangents])
         return [_tf.to_numpy(c) for c in result]
 
     def forward(self):
         tf = _tf.tf()
         with tf.device(self.device):
-            return [_tf.to_numpy(y) for y in self._forward(*self.tensors)]
+            return [_tf.to_numpy(y) for y in self._placed(self._forward, *self.tensors)]
 
     def start(self):
         # Every VJP runs the forward pass too (and XLA compiles it again): it runs

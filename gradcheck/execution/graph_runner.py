@@ -4,6 +4,7 @@ import numpy as np
 
 from gradcheck import _tf
 from gradcheck.execution.gradients import GradientSlots
+from gradcheck.execution.placement import Placement
 from gradcheck.execution.runner import Runner
 
 
@@ -17,6 +18,7 @@ class GraphRunner(Runner):
         self.batch_size = batch_size
         self.slots = GradientSlots()
         self.integer_inputs_with_gradient = []
+        self.placement = Placement(device, mode)
         self._new_graph()
 
     def _new_graph(self):
@@ -29,6 +31,7 @@ class GraphRunner(Runner):
             with _tf.outputting_all_intermediates():
                 self.outputs = self.target(self.placeholders)
         self.session = tf.compat.v1.Session(graph=self.graph)
+        self._generation = getattr(self, "_generation", -1) + 1  # a new graph is read anew
         self.selected = [self.outputs[k] for k in self.out_index]
         self.sources = [self.placeholders[i] for i in self.wrt]
         self._built = {}
@@ -82,7 +85,7 @@ class GraphRunner(Runner):
             self.forward()
 
     def forward(self):
-        values = [np.asarray(v) for v in self.session.run(self.outputs, self._feed())]
+        values = [np.asarray(v) for v in self._session_run("forward", self.outputs, self._feed())]
         self.selected_shapes = [values[k].shape for k in self.out_index]
         return values
 
@@ -90,7 +93,7 @@ class GraphRunner(Runner):
         placeholders, grads = self._build(vectorized)
         feed = self._feed()
         feed.update(zip(placeholders, cotangents))
-        return [np.asarray(v) for v in self.session.run(grads, feed)]
+        return [np.asarray(v) for v in self._session_run(vectorized, grads, feed)]
 
     def _vectorized_vjp(self, cotangents):
         return self._run(True, cotangents)
@@ -116,7 +119,19 @@ class GraphRunner(Runner):
         feed = self._feed()
         feed.update(zip(fixed, fixed_cotangents))
         feed.update(zip(batch, tangents))
-        return [np.asarray(v) for v in self.session.run(columns, feed)]
+        return [np.asarray(v) for v in self._session_run("columns", columns, feed)]
+
+    def _session_run(self, key, fetches, feed):
+        """`session.run`; on the first run of these fetches, with the partition
+        graphs it ran (each node's device) read into the placement."""
+        if not self.placement.read_once((self._generation, key)):
+            return self.session.run(fetches, feed)
+        tf = _tf.tf()
+        metadata = tf.compat.v1.RunMetadata()
+        values = self.session.run(fetches, feed, run_metadata=metadata,
+                                  options=tf.compat.v1.RunOptions(output_partition_graphs=True))
+        self.placement.add_graphs(metadata.partition_graphs)
+        return values
 
     def _row_vjp(self, row_cotangents):
         return self._run(False, row_cotangents)

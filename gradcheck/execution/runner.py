@@ -17,6 +17,7 @@ class Runner:
     row_by_row = False
     vectorization_failed = False
     traced_differs = False
+    placement = None  # placement.Placement: where the ops ran, for runners of a mode
 
     def vjp(self, cotangents):
         if not self.row_by_row:
@@ -68,7 +69,13 @@ class TracedRunner(Runner):
         tf = _tf.tf()
         with tf.device(self.device):
             batch = [tf.constant(c) for c in cotangents]
-            return [_tf.to_numpy(g) for g in function(self.tensors, batch)]
+            return [_tf.to_numpy(g) for g in self._placed(function, self.tensors, batch)]
+
+    def _placed(self, function, *args):
+        """`function(*args)`, its placement read on its first call (mode runners only)."""
+        if self.placement is None:
+            return function(*args)
+        return self.placement.call(function, *args)
 
     def _vectorized_vjp(self, cotangents):
         return self._call(self._vjp, cotangents)

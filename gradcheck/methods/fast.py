@@ -26,9 +26,11 @@ def check_by_projections(problem, options, target_for, point, findings):
             directional, projections.draw_projections(us, problem.inputs[i].real_size, options.rng))
 
     def measure(run, where):
-        findings.pairs.extend(_projected_pairs(problem, run, plans, where))
+        return _projected_pairs(problem, run, plans, where)
 
     checked = run_every_mode(problem, options, target_for, measure, findings)
+    for pairs, _, _ in checked.values():
+        findings.pairs.extend(pairs)
     note_nondeterministic_gradients(problem, options, checked, target_for, findings)
     _note_left_out(plans, problem, findings)
 
