@@ -42,7 +42,7 @@ def gradcheck_cli(*args, cwd):
 @pytest.mark.slow
 def test_a_right_gradient_exits_0_with_the_report(module_dir):
     result = gradcheck_cli("check", "userops:product", "--shape", "3,4", "--shape", "4",
-                           "--dtype", "float32,float64", "--modes", "eager,graph", cwd=module_dir)
+                           "--dtype", "f4,double", "--modes", "eager,graph", cwd=module_dir)
     assert result.returncode == 0, result.stderr
     assert "gradcheck of 'product' (x: float32 (3, 4), y: float32 (4,)): OK" in result.stdout
     assert "gradcheck of 'product' (x: float64 (3, 4), y: float64 (4,)): OK" in result.stdout

@@ -254,7 +254,8 @@ def test_only_takes_one_dtype_like_or_a_list(only, expected):
 
 @pytest.mark.parametrize("dtype, expected", [
     (tf.float64, "float64"), (np.dtype("float64"), "float64"), (np.float64, "float64"),
-    (float, "float64"), (tf.bfloat16, "bfloat16"), (st.just(tf.complex64), "complex64"),
+    (float, "float64"), ("f4", "float32"), ("half", "float16"), (tf.bfloat16, "bfloat16"),
+    (st.just(tf.complex64), "complex64"),
     (st.sampled_from([np.float16, tf.float32]), "float16 float32"),
 ])
 def test_tensors_take_any_dtype_like(dtype, expected):

@@ -31,14 +31,18 @@ def one_percent_off(x):
     ("rtol", True, r"rtol must be a number"),
     ("atol", {"float99": 1.0}, r"atol has the key 'float99', which is not a floating or complex"),
     ("rtol", {np.int32: 1.0}, r"rtol has the key .*int32.*not a floating or complex"),
+    # numpy reads 'float' as float64, TensorFlow's OpDefs as float32: not guessed.
+    ("rtol", {"float": 1.0}, r"rtol has the key 'float', which is not a floating or complex"),
 ])
 def test_a_tolerance_that_would_pass_anything_is_refused(option, value, message):
     with pytest.raises(OptionError, match=message):
         check_gradients(fifty_times_too_large, [X], modes=["eager"], **{option: value})
 
 
-@pytest.mark.parametrize("key", ["float64", np.float64, np.dtype("float64"), tf.float64],
-                         ids=["name", "numpy type", "numpy dtype", "tf dtype"])
+@pytest.mark.parametrize("key", ["float64", "f8", "double", np.float64, np.dtype("float64"),
+                                 tf.float64],
+                         ids=["name", "numpy code", "C name", "numpy type", "numpy dtype",
+                              "tf dtype"])
 def test_tolerance_dicts_take_any_dtype_like_key(key):
     with pytest.raises(GradcheckError):
         check_gradients(one_percent_off, [X], modes=["eager"])

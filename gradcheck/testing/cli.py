@@ -64,7 +64,9 @@ def parse_shape(text):
 
 
 def parse_dtypes(text):
-    dtypes = configuration.parse_list(text)
+    from gradcheck.numerics.dtypes import dtype_name  # 'f4', 'double': numpy's names too
+
+    dtypes = [dtype_name(d) for d in configuration.parse_list(text) or ()]
     if not dtypes:
         raise argparse.ArgumentTypeError("give at least one dtype, such as float64 or "
                                          "float32,float64")
