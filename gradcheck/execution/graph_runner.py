@@ -70,7 +70,9 @@ class GraphRunner(Runner):
         others = [i for i in range(len(self.placeholders)) if i not in self.wrt]
         if not others:
             return []
-        grads = tf.gradients(self.selected, [self.placeholders[i] for i in others])
+        # tf.gradients of a complex output needs grad_ys; any will do to see None.
+        grads = tf.gradients(self.selected, [self.placeholders[i] for i in others],
+                             grad_ys=[tf.ones_like(y) for y in self.selected])
         return [i for i, g in zip(others, grads) if g is not None]
 
     def _feed(self):
