@@ -24,6 +24,7 @@ _PUBLIC = {
     "compute_gradient": "gradcheck.testing.compat",
     "max_error": "gradcheck.testing.compat",
     "gradient_test": "gradcheck.testing.property_tests",
+    "scan": "gradcheck.testing.scan.scanner",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -225,3 +225,8 @@ def eager_context():
 def op_def(op_type):
     """The registered OpDef of an op type, or None (a function called by name)."""
     return _internal("framework.op_def_registry").get(op_type)
+
+
+def registered_kernels(op_type):
+    """The kernels registered for an op type (KernelDef protos: device, type constraints)."""
+    return _internal("framework.kernels").get_registered_kernels_for_op(op_type).kernel

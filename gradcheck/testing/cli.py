@@ -47,7 +47,49 @@ def build_parser():
                        help="an integer >= 0; seeds the inputs and cotangents")
     check.add_argument("--strict", action="store_true",
                        help="a mode that cannot run here fails the check")
+    _add_scan_parser(commands)
     return parser
+
+
+def _add_scan_parser(commands):
+    scan = commands.add_parser(
+        "scan", help="check every gradient a package or op library defines",
+        description="Check every gradient TARGET defines, on inputs found from each op's OpDef: "
+                    "a module or package (as you would import it) or a .py file that loads op "
+                    "libraries and registers gradients, or a compiled op library (.so).")
+    scan.add_argument("target", metavar="TARGET",
+                      help="e.g. mypackage.ops, mypackage/ops.py or build/my_ops.so")
+    scan.add_argument("--dtype", type=parse_dtypes, default=None, metavar="DTYPES",
+                      help="only these dtypes, comma-separated (default: every float dtype "
+                           "each op's OpDef and CPU kernels allow)")
+    scan.add_argument("--modes", type=configuration.parse_list, default=None,
+                      help="eager, function, graph, xla, comma-separated (default: all)")
+    scan.add_argument("--devices", type=configuration.parse_list, default=None,
+                      help="cpu, gpu, all or device names, comma-separated (default: cpu)")
+    scan.add_argument("--examples", type=parse_examples, default=3, metavar="N",
+                      help="examples per op in its most precise dtype (default: 3)")
+    scan.add_argument("--order", type=int, choices=(1, 2), default=2,
+                      help="2 (the default) also checks the gradient of the gradient, once "
+                           "per dtype")
+    scan.add_argument("--seed", type=parse_seed, default=0,
+                      help="an integer >= 0; seeds the inputs and cotangents")
+    scan.add_argument("--hints", metavar="MODULE:NAME", default=None,
+                      help="input hints, a dict {op type: hint} (docs/scan.md), besides the "
+                           "GRADCHECK_SCAN_HINTS of TARGET's modules")
+    scan.add_argument("--json", metavar="PATH", default=None,
+                      help="also write one JSON row per op to PATH")
+    scan.add_argument("--strict", action="store_true",
+                      help="an op the scan found no valid inputs for fails the scan")
+
+
+def parse_examples(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--examples is an integer >= 1, got {text!r}")
+    return value
 
 
 def parse_shape(text):
@@ -83,17 +125,17 @@ def parse_seed(text):
     return seed
 
 
-def load_function(target):
+def load_function(target, kind="FUNCTION"):
     module_name, _, function_name = target.partition(":")
     if not module_name or not function_name:
-        raise CommandLineError(f"expected MODULE:FUNCTION, got {target!r}")
+        raise CommandLineError(f"expected MODULE:{kind}, got {target!r}")
     module = _import(module_name)
     function = module
     for part in function_name.split("."):
         if not hasattr(function, part):
             raise CommandLineError(f"module {module_name!r} has no attribute {function_name!r}")
         function = getattr(function, part)
-    if not callable(function):
+    if kind == "FUNCTION" and not callable(function):
         raise CommandLineError(f"{target} is not callable")
     return function
 
@@ -135,19 +177,23 @@ def random_inputs(shapes, dtype, seed):
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "scan":
+        from gradcheck.testing.scan.command import run_scan
+
+        return run_scan(args)
     if args.command != "check":
         parser.print_help()
         return USAGE_ERROR
     try:
         function = load_function(args.target)
-        _validate_dtypes(args.dtype)
+        validate_dtypes(args.dtype)
     except CommandLineError as error:
         print(f"gradcheck: error: {error}", file=sys.stderr)
         return USAGE_ERROR
     return _run(function, args)
 
 
-def _validate_dtypes(dtypes):
+def validate_dtypes(dtypes):
     from gradcheck.numerics.compare import TOLERANCES
 
     unknown = [d for d in dtypes if d not in TOLERANCES]

@@ -60,13 +60,13 @@ def gradient_test(fn, args, *, max_kink_fraction=0.5, hypothesis_settings=None, 
 def reproduction(fn, values, check_options):
     """A check_gradients(...) call to paste into a test."""
     options = {k: v for k, v in check_options.items() if k != "raise_on_failure"}
-    arrays = ", ".join(_literal(v) for v in values)
+    arrays = ", ".join(array_literal(v) for v in values)
     extra = "".join(f", {k}={v!r}" for k, v in options.items())
     return ("Reproduce with:\n"
             f"    check_gradients({function_name(fn)}, [{arrays}]{extra})")
 
 
-def _literal(value):
+def array_literal(value):
     array = np.asarray(value)
     dtype = array.dtype.name
     if dtype == "bfloat16":  # numpy alone does not know it

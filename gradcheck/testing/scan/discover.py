@@ -1,0 +1,158 @@
+"""What a scan target defines: the op types of a compiled op library, or of
+the op libraries a Python package loads, with the gradient registered for
+each; and the gradients a package registers under names no op has."""
+import dataclasses
+import importlib
+import os
+import pathlib
+import pkgutil
+import sys
+
+from gradcheck import _tf
+from gradcheck.errors import OptionError
+
+REGISTERED, NO_GRADIENT, MISSING = "registered", "tf.no_gradient", "missing"
+MODULE_HINTS = "GRADCHECK_SCAN_HINTS"  # a module's input hints (hints.py)
+
+
+@dataclasses.dataclass(frozen=True)
+class ScannedOp:
+    op_type: str
+    call: object  # the op's raw-ops style function: keyword arguments, one per input and attr
+    gradient: str  # REGISTERED, NO_GRADIENT or MISSING
+    origin: str  # 'gradient registered by pkg.ops._cube_grad', or where the op came from
+    source: str  # how a user reaches `call`: 'tf.raw_ops.Sin', 'pkg.ops.library.Cube'
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    name: str
+    ops: tuple  # ScannedOp, in op type order
+    override_only: tuple = ()  # gradients registered under a name no op has
+    hints: tuple = ()  # (module name, its GRADCHECK_SCAN_HINTS dict)
+
+
+def find_target(target):
+    """The Target named by `target`: a path to a .so, or an importable module
+    or package (a path to a .py file works too)."""
+    if not isinstance(target, str) or not target.strip():
+        raise OptionError(f"a scan target is a module name or a path to a .so or .py file, "
+                          f"got {target!r}.")
+    if target.endswith(".so"):
+        return _library_target(target)
+    return _package_target(target)
+
+
+def _library_target(path):
+    if not os.path.isfile(path):
+        raise OptionError(f"no such op library: {path}. Give the path of a .so built for this "
+                          "TensorFlow (tf.load_op_library loads it).")
+    try:
+        library = _tf.tf().load_op_library(os.path.abspath(path))
+    except Exception as error:  # noqa: BLE001  (whatever the loader says is the reason)
+        raise OptionError(f"tf.load_op_library cannot load {path}: {error}") from None
+    ops = _ops_of(library, f"op library {pathlib.Path(path).name}",
+                  f"tf.load_op_library({os.path.abspath(path)!r})")
+    if not ops:
+        # TensorFlow makes functions only for the ops a library registers anew.
+        raise OptionError(f"{path} defines no op TensorFlow had not registered already: another "
+                          "library with the same ops (a second build of the same sources?) was "
+                          "loaded first in this process, or it defines none. Scan the library "
+                          "that was loaded first, or the package that loads it.")
+    return Target(path, tuple(sorted(ops.values(), key=lambda op: op.op_type)))
+
+
+def _package_target(name):
+    modules = _import_all(name)
+    package = modules[0].__name__
+    ops = {}
+    hints = tuple((m.__name__, vars(m)[MODULE_HINTS]) for m in modules if MODULE_HINTS in vars(m))
+    for module in modules:
+        for attribute, value in list(vars(module).items()):
+            library = getattr(value, "module", value)  # gradcheck's OpLibrary wraps the module
+            if _is_op_library(library):
+                ops.update(_ops_of(library, f"op library loaded by {module.__name__}",
+                                   f"{module.__name__}.{attribute}"))
+    registry = _tf.gradient_registry()
+    override_only = []
+    for op_type in registry.list():
+        gradient = registry.lookup(op_type)
+        module = getattr(gradient, "__module__", "") or ""
+        if gradient is None or not (module == package or module.startswith(package + ".")):
+            continue
+        if op_type in ops:
+            ops[op_type] = dataclasses.replace(
+                ops[op_type], origin=f"gradient registered by {module}.{gradient.__name__}")
+        elif _tf.op_def(op_type) is not None and hasattr(_tf.tf().raw_ops, op_type):
+            ops[op_type] = ScannedOp(op_type, getattr(_tf.tf().raw_ops, op_type), REGISTERED,
+                                     f"gradient registered by {module}.{gradient.__name__}",
+                                     f"tf.raw_ops.{op_type}")
+        else:
+            override_only.append(op_type)
+    return Target(name, tuple(sorted(ops.values(), key=lambda op: op.op_type)),
+                  tuple(sorted(override_only)), hints)
+
+
+def raw_ops(op_types):
+    """A Target of TensorFlow's own ops, by op type, as tf.raw_ops has them."""
+    tf, registry = _tf.tf(), _tf.gradient_registry()
+    unknown = [t for t in op_types if not hasattr(tf.raw_ops, t)]
+    if unknown:
+        raise OptionError(f"tf.raw_ops has no op {', '.join(unknown)}; op types are spelled "
+                          "as in tf.raw_ops (Sin, MatMul, BiasAdd).")
+    ops = []
+    for op_type in op_types:
+        try:
+            status = REGISTERED if registry.lookup(op_type) is not None else NO_GRADIENT
+        except LookupError:
+            status = MISSING
+        ops.append(ScannedOp(op_type, getattr(tf.raw_ops, op_type), status,
+                             "TensorFlow's gradient", f"tf.raw_ops.{op_type}"))
+    return Target("tf.raw_ops", tuple(ops))
+
+
+def _ops_of(library, origin, source):
+    """{op type: ScannedOp} for the ops a loaded library module defines."""
+    registry = _tf.gradient_registry()
+    found = {}
+    for name in dir(library):
+        value = getattr(library, name)
+        # The library's own op functions, not names it imports (typing.Any is an op type too).
+        if (not name[:1].isupper() or getattr(value, "__module__", None) != library.__name__
+                or _tf.op_def(name) is None):
+            continue
+        try:
+            gradient = registry.lookup(name)
+            status = REGISTERED if gradient is not None else NO_GRADIENT
+        except LookupError:
+            gradient, status = None, MISSING
+        where = (f"gradient registered by {gradient.__module__}.{gradient.__name__}"
+                 if gradient is not None else origin)
+        found[name] = ScannedOp(name, getattr(library, name), status, where, f"{source}.{name}")
+    return found
+
+
+def _is_op_library(value):
+    """A module tf.load_op_library returned (it marks itself a TensorFlow plugin)."""
+    return getattr(value, "_IS_TENSORFLOW_PLUGIN", False) is True
+
+
+def _import_all(name):
+    """The module and, for a package, its submodules; a .py path is imported
+    by its file name, with its folder first on sys.path."""
+    if name.endswith(".py"):
+        path = pathlib.Path(name).resolve()
+        if not path.is_file():
+            raise OptionError(f"no such Python file: {name}")
+        sys.path.insert(0, str(path.parent))
+        name = path.stem
+    try:
+        package = importlib.import_module(name)
+        modules = [package]
+        for info in pkgutil.walk_packages(getattr(package, "__path__", []), name + "."):
+            modules.append(importlib.import_module(info.name))
+    except ImportError as error:
+        raise OptionError(f"cannot import {name!r}: {error}. Name the module or package that "
+                          "loads your op library and registers its gradients, as you would "
+                          "import it (or add its folder to PYTHONPATH).") from None
+    return modules
