@@ -33,6 +33,8 @@ _OPTIONS = [
      str),
     ("hypothesis-profile", "load gradcheck's Hypothesis settings profile: ci (derandomised, "
      "50 examples, no deadline) or dev (20 examples, no deadline)", str),
+    ("scan", "also run one test per gradient TARGET defines (a package, .py file or .so), on "
+     "inputs found from each op's OpDef (docs/scan.md)", str),
 ]
 
 
@@ -133,6 +135,20 @@ def load_hypothesis_profile(name):
     if full not in PROFILES:
         raise pytest.UsageError(f"--gradcheck-hypothesis-profile={name!r}: choose ci or dev")
     settings.load_profile(full)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session, config, items):
+    """--gradcheck-scan's items join the collected tests, before -k and -m select."""
+    target = option(config, "scan")
+    if target:
+        from gradcheck.testing.scan.pytest_items import scan_items
+
+        merged = session_config(config)
+        options = {"modes": list(merged.modes) if merged.modes else None,
+                   "devices": list(merged.devices) if merged.devices else None,
+                   "strict": merged.strict}
+        items.extend(scan_items(session, target, config.stash[LOG], options))
 
 
 def pytest_runtest_setup(item):

@@ -14,6 +14,7 @@ class ScanResult:
     report: object = None  # the GradientReport of the failing example, for WRONG
     reproduction: str = ""  # a check_gradients(...) call, for WRONG
     examples: tuple = ()  # the op_inputs.Example checked (the last one failed, for WRONG)
+    reports: tuple = ()  # their GradientReports, for the pytest session's summary
 
     def row(self):
         return {"op": self.op_type, "status": self.status, "origin": self.origin,

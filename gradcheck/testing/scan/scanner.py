@@ -23,25 +23,33 @@ def scan(target, *, dtypes=None, modes=None, devices=None, examples=3, order=2, 
     GRADCHECK_SCAN_HINTS of the target's modules. `on_result(k, n,
     result)` is called as each of the n ops is done (the CLI's progress).
     """
-    if isinstance(examples, bool) or not isinstance(examples, int) or examples < 1:
-        raise OptionError(f"examples must be an integer >= 1, got {examples!r}.")
-    found = discover.raw_ops(list(target)) if isinstance(target, (list, tuple)) \
-        else discover.find_target(target)
-    options = {"modes": modes, "devices": devices}
-    given = {}
-    for module, module_hints in found.hints:
-        given.update(parse_hints(module_hints, f"{module}.{discover.MODULE_HINTS}"))
-    given.update(parse_hints(hints))
+    _require_examples(examples)
+    found, given = scan_targets(target, hints)
     results = []
     for op in found.ops:
-        hint = given.get(op.op_type, NO_HINT)
-        results.append(_scan_op(op, dtypes, examples, order, seed, options, hint))
+        results.append(scan_op(op, given.get(op.op_type, NO_HINT), dtypes=dtypes, modes=modes,
+                               devices=devices, examples=examples, order=order, seed=seed))
         if on_result is not None:
             on_result(len(results), len(found.ops), results[-1])
     return ScanReport(found.name, tuple(results), found.override_only, strict=strict)
 
 
-def _scan_op(op, dtypes, examples, order, seed, options, hint):
+def scan_targets(target, hints=None):
+    """(the discover.Target, {op type: Hint}) of what `scan` would check."""
+    found = discover.raw_ops(list(target)) if isinstance(target, (list, tuple)) \
+        else discover.find_target(target)
+    given = {}
+    for module, module_hints in found.hints:
+        given.update(parse_hints(module_hints, f"{module}.{discover.MODULE_HINTS}"))
+    given.update(parse_hints(hints))
+    return found, given
+
+
+def scan_op(op, hint=NO_HINT, *, dtypes=None, modes=None, devices=None, examples=3, order=2,
+            seed=0):
+    """The ScanResult of one discover.ScannedOp (scan's arguments)."""
+    _require_examples(examples)
+    options = {"modes": modes, "devices": devices}
     if op.gradient == discover.NO_GRADIENT:
         return ScanResult(op.op_type, NOT_DIFFERENTIABLE, op.origin, "marked tf.no_gradient")
     if op.gradient == discover.MISSING:
@@ -54,7 +62,7 @@ def _scan_op(op, dtypes, examples, order, seed, options, hint):
         calls = op_inputs.op_calls(op.op_type, op.call, dtypes, hint)
     except op_inputs.NoValidInputs as why:
         return ScanResult(op.op_type, NO_INPUTS, op.origin, str(why))
-    checked, unusable = [], []
+    checked, reports, unusable = [], [], []
     for rank, call in enumerate(calls):
         try:
             found = op_inputs.examples_of(call, op.call, examples if rank == 0 else 1, seed)
@@ -64,20 +72,28 @@ def _scan_op(op, dtypes, examples, order, seed, options, hint):
         for number, example in enumerate(found):
             outcome = _check(op, example, order if number == 0 else 1, seed, options)
             if isinstance(outcome, ScanResult):
-                return dataclasses.replace(outcome, examples=(*checked, example))
-            if outcome is None:
-                checked.append(example)
-            else:
+                return dataclasses.replace(outcome, examples=(*checked, example),
+                                           reports=(*reports, outcome.report))
+            if isinstance(outcome, tuple):  # (example, why it could not be checked)
                 unusable.append(outcome)
+            else:
+                checked.append(example)
+                reports.append(outcome)
     if not checked:
         return ScanResult(op.op_type, NO_INPUTS, op.origin, _unusable(unusable))
     return ScanResult(op.op_type, RIGHT, op.origin,
-                      "checked on " + ", ".join(_described(e) for e in checked), examples=tuple(checked))
+                      "checked on " + ", ".join(_described(e) for e in checked),
+                      examples=tuple(checked), reports=tuple(reports))
+
+
+def _require_examples(examples):
+    if isinstance(examples, bool) or not isinstance(examples, int) or examples < 1:
+        raise OptionError(f"examples must be an integer >= 1, got {examples!r}.")
 
 
 def _check(op, example, order, seed, options):
-    """None if the gradient is right here, a reason if nothing could be
-    checked, or the WRONG ScanResult."""
+    """The report if the gradient is right here, (example, reason) if nothing
+    could be checked, or the WRONG ScanResult."""
     fn = example.call.fn(op.call)
     check_options = dict(wrt=example.wrt, order=order, seed=seed, raise_on_failure=False,
                          **{k: v for k, v in options.items() if v is not None})
@@ -91,7 +107,7 @@ def _check(op, example, order, seed, options):
                           report, _reproduction(op, example, check_options))
     if not report.ok:
         return _described(example), report.failure_message().splitlines()[0]
-    return None
+    return report
 
 
 def _unusable(reasons):
