@@ -70,7 +70,7 @@ def check_gradients(fn, inputs, *, modes=None, devices=None, method="auto", orde
         not differentiated; instead, in every mode checked, the gradient with
         respect to them must be None (zeros fail too).
     """
-    _require_eager_execution()
+    probes.require_eager_execution("check_gradients")
     options = validated_options(
         fn, modes=modes, devices=devices, method=method, order=order, atol=atol, rtol=rtol,
         eps=eps, seed=seed, raise_on_failure=raise_on_failure, reference=reference,
@@ -140,25 +140,6 @@ def _require_room(columns, method):
     if method == "full":
         probes.require_jacobian_fits(1, columns)
     footprint.require_fits(columns)
-
-
-def _require_eager_execution():
-    """Refuse, before touching any graph, to run where ops would be added to the
-    caller's graph instead of running."""
-    tf = _tf.tf()
-    if tf.executing_eagerly():
-        return
-    if tf.inside_function():
-        where = "inside a tf.function"
-    elif _tf.eager_by_default():
-        where = "inside a `with tf.Graph().as_default():` block"
-    else:
-        where = "after tf.compat.v1.disable_eager_execution()"
-    raise CheckSetupError(
-        f"check_gradients was called {where}, where TensorFlow builds a graph instead of "
-        "running ops. It builds each mode's graphs and functions itself: call it from plain "
-        "Python code, outside any graph or tf.function (and with eager execution on). "
-        "Nothing was added to your graph.")
 
 
 def _with_variables(fn, arguments, before):

@@ -18,14 +18,14 @@ _local = threading.local()
 
 def expect(kind, n):
     """`n` more units of `kind` are to be done."""
-    reporter = getattr(_local, "reporter", None)
+    reporter = current()
     if reporter is not None:
         reporter.expect(kind, n)
 
 
 def advance(kind, n=1):
     """`n` units of `kind` are done."""
-    reporter = getattr(_local, "reporter", None)
+    reporter = current()
     if reporter is not None:
         reporter.advance(kind, n)
 

@@ -92,3 +92,13 @@ def test_refusals_say_what_to_pass():
         gradcheck.compute_gradient(lambda i: tf.cast(i, tf.float32), [np.array([1], np.int32)])
     with pytest.raises(OptionError, match="returned 2 tensors"):
         gradcheck.compute_gradient(lambda v: (v, 2 * v), [np.ones(2)])
+
+
+def test_compute_gradient_inside_a_tf_function_is_refused_before_any_op_is_made():
+    @tf.function
+    def inside(x):
+        return gradcheck.compute_gradient(tf.sin, [x])
+
+    with pytest.raises(gradcheck.CheckSetupError,
+                       match=r"compute_gradient was called inside a tf\.function"):
+        inside(tf.constant([0.5]))

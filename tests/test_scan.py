@@ -137,16 +137,20 @@ def test_a_hint_gives_the_inputs_the_opdef_cannot():
 
 
 def test_a_packages_own_hints_are_read_from_its_modules(tmp_path, monkeypatch):
+    example_ops(monkeypatch)
+    # A hint that leaves no finite forward pass shows that the module's hints were used.
     (tmp_path / "hinted_ops.py").write_text(
-        "GRADCHECK_SCAN_HINTS = {'Transpose': {'inputs': {'perm': [1, 0]}}}\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    import hinted_ops
-
-    bare = scan(["Transpose"], modes=["eager"], order=1, examples=1, dtypes=["float64"],
-                hints=hinted_ops.GRADCHECK_SCAN_HINTS)
-    assert statuses(bare) == {"Transpose": "right"}
-    # A module target with no ops of its own and no gradients finds nothing to scan.
-    assert scan(str(tmp_path / "hinted_ops.py")).results == ()
+        "from ops import library  # noqa: F401\n"
+        "GRADCHECK_SCAN_HINTS = {'RollAndSum': {'inputs': {'x': [float('nan')] * 3}}}\n")
+    report = scan(str(tmp_path / "hinted_ops.py"), modes=["eager"], order=1, examples=1,
+                  dtypes=["float64"])
+    assert statuses(report)["Cube"] == "right"
+    [rolled] = [r for r in report.results if r.op_type == "RollAndSum"]
+    assert rolled.status == "no valid inputs"
+    assert "outputs not finite" in rolled.detail
+    # A module with no op library and no gradients of its own has nothing to scan.
+    (tmp_path / "no_ops.py").write_text("GRADCHECK_SCAN_HINTS = {}\n")
+    assert scan(str(tmp_path / "no_ops.py")).results == ()
 
 
 @pytest.mark.parametrize("call, message", [

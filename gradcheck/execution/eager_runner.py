@@ -32,7 +32,6 @@ class EagerRunner(Runner):
         # Where the forward pass and the first eager VJP ran (the batched VJPs
         # are tf.functions, read as function mode's are).
         self.placement = Placement(device, mode)
-        self._eager_vjp_read = False
         with tf.device(device):
             self.tensors = [tf.constant(value) for value in inputs]
             with self.placement.eager_ops():
@@ -110,12 +109,11 @@ class EagerRunner(Runner):
         tf = _tf.tf()
         with tf.device(self.device):
             row = [tf.constant(c) for c in row_cotangents]
-            if self._eager_vjp_read:
-                grads = self._gradient(row)
-            else:
+            if self.placement.read_once("first eager VJP"):
                 with self.placement.eager_ops():
                     grads = self._gradient(row)
-                self._eager_vjp_read = True
+            else:
+                grads = self._gradient(row)
         return [_tf.to_numpy(g) for g in grads]
 
     def jvp(self, fixed_cotangents, tangents):

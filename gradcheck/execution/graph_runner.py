@@ -19,6 +19,7 @@ class GraphRunner(Runner):
         self.slots = GradientSlots()
         self.integer_inputs_with_gradient = []
         self.placement = Placement(device, mode)
+        self._generation = -1  # graphs built so far, less one: a new graph is read anew
         self._new_graph()
 
     def _new_graph(self):
@@ -31,7 +32,7 @@ class GraphRunner(Runner):
             with _tf.outputting_all_intermediates():
                 self.outputs = self.target(self.placeholders)
         self.session = tf.compat.v1.Session(graph=self.graph)
-        self._generation = getattr(self, "_generation", -1) + 1  # a new graph is read anew
+        self._generation += 1
         self.selected = [self.outputs[k] for k in self.out_index]
         self.sources = [self.placeholders[i] for i in self.wrt]
         self._built = {}

@@ -63,18 +63,16 @@ class Placement:
         self.device, self.mode = _canonical(device), mode
         self.ops = []
         self.compiled_calls = []  # xla: the devices of the compiled calls
-        self._functions_read = []  # the tf.functions read in this runner
-        self._keys_read = set()  # graph mode: the sets of fetches read
+        self._read = set()  # what was read already: tf.functions, graph runs, eager VJPs
 
     # --- reading -------------------------------------------------------------
 
     def call(self, function, *args):
         """`function(*args)` for a tf.function, its placement read on its first call here."""
-        if any(function is f for f in self._functions_read):
+        if not self.read_once(function):
             return function(*args)
         if self.mode == "xla":
             result = function(*args)
-            self._functions_read.append(function)
             self.compiled_calls += [_canonical(t.device) for t in _tf.tf().nest.flatten(result)
                                     if getattr(t, "device", None)]
             return result
@@ -89,21 +87,18 @@ class Placement:
             known = _ops_of_function_graphs(graphs())
             if known is not None:
                 _instantiated.setdefault(concrete, {})[key] = known
-        self._functions_read.append(function)
         self.ops += known or ()
         return result
 
     def read_once(self, key):
         """True the first time `key` is asked about in this runner."""
-        if key in self._keys_read:
+        if key in self._read:
             return False
-        self._keys_read.add(key)
+        self._read.add(key)
         return True
 
     def add_graphs(self, graph_defs):
-        for graph in graph_defs:
-            self.ops += [PlacedOp(_canonical(n.device), _label(n.op, n.name, n.attr))
-                         for n in graph.node if _computes_on_floats(n)]
+        self.ops += _placed_ops(graph_defs)
 
     @contextlib.contextmanager
     def eager_ops(self):
@@ -176,10 +171,13 @@ def _ops_of_function_graphs(metadata):
     """The counted ops of the partitioned graphs, or None if TensorFlow
     instantiated nothing (the function had run on this device before)."""
     graphs = [g for f in metadata.function_graphs for g in f.partition_graphs]
-    if not graphs:
-        return None
+    return _placed_ops(graphs) if graphs else None
+
+
+def _placed_ops(graph_defs):
+    """The counted ops of some GraphDefs, each with the device it ran on."""
     return tuple(PlacedOp(_canonical(n.device), _label(n.op, n.name, n.attr))
-                 for g in graphs for n in g.node if _computes_on_floats(n))
+                 for g in graph_defs for n in g.node if _computes_on_floats(n))
 
 
 def _computes_on_floats(node):

@@ -54,6 +54,25 @@ def traced(target):
     return traced_forward(target, "function", CPU)
 
 
+def require_eager_execution(caller):
+    """Refuse, before touching any graph, to run where ops would be added to the
+    caller's graph instead of running."""
+    tf = _tf.tf()
+    if tf.executing_eagerly():
+        return
+    if tf.inside_function():
+        where = "inside a tf.function"
+    elif _tf.eager_by_default():
+        where = "inside a `with tf.Graph().as_default():` block"
+    else:
+        where = "after tf.compat.v1.disable_eager_execution()"
+    raise CheckSetupError(
+        f"{caller} was called {where}, where TensorFlow builds a graph instead of running "
+        "ops. It builds the graphs and functions it needs itself: call it from plain Python "
+        "code, outside any graph or tf.function (and with eager execution on). Nothing was "
+        "added to your graph.")
+
+
 def require_finite(values, specs, out_index):
     for k in out_index:
         bad = ~np.isfinite(values[k])

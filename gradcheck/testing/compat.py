@@ -12,7 +12,7 @@ differences, in float64 when the function takes it, with a step per element.
 import numpy as np
 
 from gradcheck import _tf
-from gradcheck.errors import CheckSetupError, OptionError
+from gradcheck.errors import OptionError
 from gradcheck.execution import evaluator, probes
 from gradcheck.execution.devices import CPU
 from gradcheck.execution.eager_runner import EagerRunner
@@ -38,7 +38,7 @@ def compute_gradient(f, x, delta=None):
         raise OptionError(
             "x must be a list or tuple with one value per argument of f (as for "
             f"tf.test.compute_gradient), got {type(x).__name__}. For one argument, pass [x].")
-    _require_eager()
+    probes.require_eager_execution("compute_gradient")
     arguments = normalise_inputs(f, list(x))
     _require_floating(arguments)
     require_finite_inputs(arguments)
@@ -81,14 +81,6 @@ def _numerical(target, arguments, wrt, spec, values, delta):
     reference = finite_differences.numeric_jacobian(evaluate, wide, wrt, [spec], [at_inputs[0]],
                                                     delta, precision=computed_in)
     return [reference.blocks[(0, i)] for i in wrt]
-
-
-def _require_eager():
-    if not _tf.tf().executing_eagerly():
-        raise CheckSetupError(
-            "compute_gradient was called where TensorFlow builds a graph instead of running "
-            "ops (inside a tf.function, a tf.Graph, or with eager execution disabled). Call it "
-            "from plain Python code, as tf.test.compute_gradient is called in TF 2.")
 
 
 def _require_floating(arguments):

@@ -23,13 +23,13 @@ def require_importable(package_name):
 def defined_gradients(package_name):
     """{name: where} for every gradient `package_name` registered with
     tf.RegisterGradient, and every Defun with an overridden gradient it defines."""
-    modules = _import_all(package_name)
+    modules = import_all(package_name)
     registry = _tf.gradient_registry()
     found = {}
     for name in registry.list():
         gradient = registry.lookup(name)
         module = getattr(gradient, "__module__", "") or ""
-        if gradient is not None and _inside(module, package_name):
+        if gradient is not None and inside(module, package_name):
             found[name] = f"gradient registered by {module}.{gradient.__name__}"
     for module in modules:
         for attribute, value in vars(module).items():
@@ -45,11 +45,11 @@ def uncovered(package_name, gradients_used):
             if name not in used}
 
 
-def _inside(module, package_name):
+def inside(module, package_name):
     return module == package_name or module.startswith(package_name + ".")
 
 
-def _import_all(package_name):
+def import_all(package_name):
     package = importlib.import_module(package_name)
     modules = [package]
     for info in pkgutil.walk_packages(getattr(package, "__path__", []), package_name + "."):

@@ -2,14 +2,13 @@
 the op libraries a Python package loads, with the gradient registered for
 each; and the gradients a package registers under names no op has."""
 import dataclasses
-import importlib
 import os
 import pathlib
-import pkgutil
 import sys
 
 from gradcheck import _tf
 from gradcheck.errors import OptionError
+from gradcheck.testing import coverage
 
 REGISTERED, NO_GRADIENT, MISSING = "registered", "tf.no_gradient", "missing"
 MODULE_HINTS = "GRADCHECK_SCAN_HINTS"  # a module's input hints (hints.py)
@@ -78,7 +77,7 @@ def _package_target(name):
     for op_type in registry.list():
         gradient = registry.lookup(op_type)
         module = getattr(gradient, "__module__", "") or ""
-        if gradient is None or not (module == package or module.startswith(package + ".")):
+        if gradient is None or not coverage.inside(module, package):
             continue
         if op_type in ops:
             ops[op_type] = dataclasses.replace(
@@ -95,17 +94,14 @@ def _package_target(name):
 
 def raw_ops(op_types):
     """A Target of TensorFlow's own ops, by op type, as tf.raw_ops has them."""
-    tf, registry = _tf.tf(), _tf.gradient_registry()
+    tf = _tf.tf()
     unknown = [t for t in op_types if not hasattr(tf.raw_ops, t)]
     if unknown:
         raise OptionError(f"tf.raw_ops has no op {', '.join(unknown)}; op types are spelled "
                           "as in tf.raw_ops (Sin, MatMul, BiasAdd).")
     ops = []
     for op_type in op_types:
-        try:
-            status = REGISTERED if registry.lookup(op_type) is not None else NO_GRADIENT
-        except LookupError:
-            status = MISSING
+        _, status = _gradient_of(op_type)
         ops.append(ScannedOp(op_type, getattr(tf.raw_ops, op_type), status,
                              "TensorFlow's gradient", f"tf.raw_ops.{op_type}"))
     return Target("tf.raw_ops", tuple(ops))
@@ -113,7 +109,6 @@ def raw_ops(op_types):
 
 def _ops_of(library, origin, source):
     """{op type: ScannedOp} for the ops a loaded library module defines."""
-    registry = _tf.gradient_registry()
     found = {}
     for name in dir(library):
         value = getattr(library, name)
@@ -121,15 +116,20 @@ def _ops_of(library, origin, source):
         if (not name[:1].isupper() or getattr(value, "__module__", None) != library.__name__
                 or _tf.op_def(name) is None):
             continue
-        try:
-            gradient = registry.lookup(name)
-            status = REGISTERED if gradient is not None else NO_GRADIENT
-        except LookupError:
-            gradient, status = None, MISSING
+        gradient, status = _gradient_of(name)
         where = (f"gradient registered by {gradient.__module__}.{gradient.__name__}"
                  if gradient is not None else origin)
-        found[name] = ScannedOp(name, getattr(library, name), status, where, f"{source}.{name}")
+        found[name] = ScannedOp(name, value, status, where, f"{source}.{name}")
     return found
+
+
+def _gradient_of(op_type):
+    """(the registered gradient function or None, REGISTERED / NO_GRADIENT / MISSING)."""
+    try:
+        gradient = _tf.gradient_registry().lookup(op_type)
+    except LookupError:
+        return None, MISSING
+    return gradient, REGISTERED if gradient is not None else NO_GRADIENT
 
 
 def _is_op_library(value):
@@ -147,10 +147,7 @@ def _import_all(name):
         sys.path.insert(0, str(path.parent))
         name = path.stem
     try:
-        package = importlib.import_module(name)
-        modules = [package]
-        for info in pkgutil.walk_packages(getattr(package, "__path__", []), name + "."):
-            modules.append(importlib.import_module(info.name))
+        modules = coverage.import_all(name)
     except ImportError as error:
         raise OptionError(f"cannot import {name!r}: {error}. Name the module or package that "
                           "loads your op library and registers its gradients, as you would "

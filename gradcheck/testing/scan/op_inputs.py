@@ -78,6 +78,11 @@ class OpCall:
         return [a for a in self.arguments for _ in range(a.count)]
 
     @property
+    def dtype(self):
+        """The dtype of its first differentiated input: what the call is tried in."""
+        return next((a.dtype for a in self.flat if a.differentiable), "")
+
+    @property
     def tensor_names(self):
         """'x', or 'inputs_0', 'inputs_1' for a list input."""
         return [f"{a.name}_{k}" if a.is_list else a.name
@@ -133,7 +138,7 @@ def examples_of(call, raw_op, count, seed):
     fn = call.fn(raw_op)
     errors = {}
     found = []
-    for shapes in _shape_candidates(call, fn, errors, seed):
+    for shapes in _shape_candidates(call, fn, seed):
         example = _with_values(call, fn, shapes, errors, seed + len(found))
         if example is not None:
             found.append(example)
@@ -146,7 +151,7 @@ def examples_of(call, raw_op, count, seed):
     return found
 
 
-def _shape_candidates(call, fn, errors, seed):
+def _shape_candidates(call, fn, seed):
     """Shape tuples, one shape per tensor: all alike first, then searched."""
     flat, hint = call.flat, call.hint
     tried = []  # the searched shapes differ from these

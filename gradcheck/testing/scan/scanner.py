@@ -67,7 +67,7 @@ def scan_op(op, hint=NO_HINT, *, dtypes=None, modes=None, devices=None, examples
         try:
             found = op_inputs.examples_of(call, op.call, examples if rank == 0 else 1, seed)
         except op_inputs.NoValidInputs as why:
-            unusable.append((call.flat[0].dtype if call.flat else "", str(why)))
+            unusable.append((call.dtype, str(why)))
             continue
         for number, example in enumerate(found):
             outcome = _check(op, example, order if number == 0 else 1, seed, options)
@@ -121,7 +121,7 @@ def _unusable(reasons):
 
 def _described(example):
     shapes = ", ".join(str(tuple(x.shape)) for x in example.inputs)
-    return f"{example.call.flat[0].dtype if example.wrt else ''} {shapes}".strip()
+    return f"{example.call.dtype} {shapes}".strip()
 
 
 def _reproduction(op, example, check_options):
