@@ -41,7 +41,7 @@ def timed_scan(target):
 
     def lap(done, total, result):
         now = time.perf_counter()
-        seconds[result.op_type] = now - last[0]
+        seconds[result.name] = now - last[0]
         last[0] = now
 
     return scan(target, on_result=lap), seconds
@@ -79,10 +79,10 @@ def main():
             calls = {t: getattr(tf.raw_ops, t) for t in target}
         for result in report.results:
             if result.status != "right":
-                rows.append((label, result.op_type, result.status, seconds[result.op_type], None))
+                rows.append((label, result.name, result.status, seconds[result.name], None))
                 continue
-            call = calls.get(result.op_type) or _library_call(target, result.op_type)
-            rows.append((label, result.op_type, result.status, seconds[result.op_type],
+            call = calls.get(result.name) or _library_call(target, result.name)
+            rows.append((label, result.name, result.status, seconds[result.name],
                          anchor_seconds(call, result.examples)))
     print("| target | op | result | scan | compute_gradient, same examples | ratio |")
     print("|---|---|---|---|---|---|")
@@ -101,7 +101,7 @@ def main():
 def _library_call(target, op_type):
     from gradcheck.testing.scan import discover
 
-    return next(op.call for op in discover.find_target(target).ops if op.op_type == op_type)
+    return next(op.call for op in discover.find_target(target).ops if op.name == op_type)
 
 
 if __name__ == "__main__":

@@ -167,6 +167,12 @@ def is_defun(value):
     return isinstance(value, (function._DefinedFunction, function._OverloadedFunction))
 
 
+def is_custom_gradient(value):
+    """A function decorated with tf.custom_gradient (its TFDecorator says so)."""
+    decorator = getattr(value, "_tf_decorator", None)
+    return getattr(decorator, "decorator_name", None) == "custom_gradient"
+
+
 def to_numpy(tensor):
     """The tensor's values as a read-only numpy array. Unlike `tensor.numpy()`
     it does not copy them (on the CPU): batches of Jacobian rows are tens of MB."""

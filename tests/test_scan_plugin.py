@@ -66,3 +66,34 @@ def test_under_strict_an_op_without_valid_inputs_fails_its_item(pytester, monkey
     strict = scan_run(pytester, monkeypatch, *args, "--gradcheck-strict")
     strict.assert_outcomes(passed=1, failed=1, skipped=2)
     strict.stdout.fnmatch_lines(["*strict: the scan found no valid inputs for RollAndSum: *"])
+
+
+@pytest.mark.slow
+def test_a_packages_defuns_are_items_and_count_for_the_coverage_gate(pytester, monkeypatch):
+    pytester.makepyfile(scanned_defuns="""
+        import tensorflow as tf
+        from tensorflow.python.framework import function
+
+        def _sin_2x_grad_forgets_chain_factor(op, dy):
+            return tf.cos(2.0 * op.inputs[0]) * dy
+
+        @function.Defun(tf.float64, python_grad_func=_sin_2x_grad_forgets_chain_factor)
+        def sin_2x(x):
+            return tf.sin(2.0 * x)
+
+        def _cube_grad(op, dy):
+            return dy * 3.0 * tf.square(op.inputs[0])
+
+        @function.Defun(tf.float64, python_grad_func=_cube_grad)
+        def cube(x):
+            return x * x * x
+    """)
+    result = scan_run(pytester, monkeypatch, "--gradcheck-scan=scanned_defuns",
+                      "--gradcheck-require-coverage=scanned_defuns", path=pytester.path)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*gradcheck scan of sin_2x (Defun scanned_defuns.sin_2x)*",
+        "*The gradient of output with respect to x is wrong in graph mode on CPU:0*",
+        "    from scanned_defuns import sin_2x",
+    ])
+    assert "were never checked" not in result.stdout.str()  # the scan covered both Defuns

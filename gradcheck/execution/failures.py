@@ -32,10 +32,13 @@ def is_spent_py_function(error):
     return bool(_SPENT_PY_FUNCTION.search(str(error)))
 
 
+NO_GRADIENT_DEFINED = "no gradient is defined: "  # opens the reason of a LookupError
+
+
 def gradient_reason(error, inputs):
     """Why the gradient computation failed, for the report."""
     if "No gradient defined" in str(error) or "gradient registry has no entry" in str(error):
-        return ("no gradient is defined: " + probes.reason(error) + ". Register one with "
+        return (NO_GRADIENT_DEFINED + probes.reason(error) + ". Register one with "
                 "@tf.RegisterGradient, or mark the op with tf.no_gradient if it has none.")
     wrong_shape = _INCOMPATIBLE_GRADIENT.search(str(error))
     if wrong_shape:

@@ -76,6 +76,8 @@ def _add_scan_parser(commands):
     scan.add_argument("--hints", metavar="MODULE:NAME", default=None,
                       help="input hints, a dict {op type: hint} (docs/scan.md), besides the "
                            "GRADCHECK_SCAN_HINTS of TARGET's modules")
+    scan.add_argument("--only", type=configuration.parse_list, default=None, metavar="NAMES",
+                      help="scan only these gradients: op types or function names, comma-separated")
     scan.add_argument("--json", metavar="PATH", default=None,
                       help="also write one JSON row per op to PATH")
     scan.add_argument("--strict", action="store_true",

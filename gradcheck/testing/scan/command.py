@@ -26,7 +26,7 @@ def run_scan(args):
         hints = cli.load_function(args.hints, kind="NAME") if args.hints else None
         report = scan(args.target, dtypes=args.dtype, modes=args.modes, devices=args.devices,
                       examples=args.examples, order=args.order, strict=args.strict,
-                      seed=args.seed, hints=hints, on_result=_progress)
+                      seed=args.seed, hints=hints, only=args.only, on_result=_progress)
     except (CommandLineError, OptionError, ValueError) as error:
         print(f"gradcheck: error: {error}", file=sys.stderr)
         return USAGE_ERROR
@@ -40,4 +40,4 @@ def run_scan(args):
 
 
 def _progress(done, total, result):
-    print(f"[{done}/{total}] {result.op_type}: {result.status}", file=sys.stderr, flush=True)
+    print(f"[{done}/{total}] {result.name}: {result.status}", file=sys.stderr, flush=True)

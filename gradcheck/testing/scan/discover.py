@@ -1,6 +1,8 @@
 """What a scan target defines: the op types of a compiled op library, or of
 the op libraries a Python package loads, with the gradient registered for
-each; and the gradients a package registers under names no op has."""
+each; the Defuns with their own gradient and the public tf.custom_gradient
+functions a package defines; and the gradients it registers under names no
+op has."""
 import dataclasses
 import os
 import pathlib
@@ -11,24 +13,27 @@ from gradcheck.errors import OptionError
 from gradcheck.testing import coverage
 
 REGISTERED, NO_GRADIENT, MISSING = "registered", "tf.no_gradient", "missing"
+OP, CUSTOM_GRADIENT, DEFUN = "op", "tf.custom_gradient", "Defun"  # what a ScannedGradient is
 MODULE_HINTS = "GRADCHECK_SCAN_HINTS"  # a module's input hints (hints.py)
 
 
 @dataclasses.dataclass(frozen=True)
-class ScannedOp:
-    op_type: str
-    call: object  # the op's raw-ops style function: keyword arguments, one per input and attr
+class ScannedGradient:
+    name: str  # the op type; for a Python function, its name in the target ('layers.swish')
+    call: object  # an op's raw-ops style function (keywords, one per input and attr); or the function
     gradient: str  # REGISTERED, NO_GRADIENT or MISSING
     origin: str  # 'gradient registered by pkg.ops._cube_grad', or where the op came from
     source: str  # how a user reaches `call`: 'tf.raw_ops.Sin', 'pkg.ops.library.Cube'
+    kind: str = OP  # OP, CUSTOM_GRADIENT or DEFUN
 
 
 @dataclasses.dataclass(frozen=True)
 class Target:
     name: str
-    ops: tuple  # ScannedOp, in op type order
+    ops: tuple  # ScannedGradient of ops, in op type order, then of functions, by name
     override_only: tuple = ()  # gradients registered under a name no op has
     hints: tuple = ()  # (module name, its GRADCHECK_SCAN_HINTS dict)
+    unreachable: tuple = ()  # gradients of ops no module-level name of the package reaches
 
 
 def find_target(target):
@@ -58,38 +63,78 @@ def _library_target(path):
                           "library with the same ops (a second build of the same sources?) was "
                           "loaded first in this process, or it defines none. Scan the library "
                           "that was loaded first, or the package that loads it.")
-    return Target(path, tuple(sorted(ops.values(), key=lambda op: op.op_type)))
+    return Target(path, tuple(sorted(ops.values(), key=lambda op: op.name)))
 
 
 def _package_target(name):
     modules = _import_all(name)
     package = modules[0].__name__
     ops = {}
-    hints = tuple((m.__name__, vars(m)[MODULE_HINTS]) for m in modules if MODULE_HINTS in vars(m))
     for module in modules:
         for attribute, value in list(vars(module).items()):
             library = getattr(value, "module", value)  # gradcheck's OpLibrary wraps the module
             if _is_op_library(library):
                 ops.update(_ops_of(library, f"op library loaded by {module.__name__}",
                                    f"{module.__name__}.{attribute}"))
-    registry = _tf.gradient_registry()
-    override_only = []
+    override_only, unreachable = _add_registered_gradients(ops, package)
+    functions = {}
+    for module in modules:
+        functions.update(_functions_of(module, package))
+    hints = tuple((m.__name__, vars(m)[MODULE_HINTS]) for m in modules if MODULE_HINTS in vars(m))
+    return Target(name, (*sorted(ops.values(), key=lambda op: op.name),
+                         *sorted(functions.values(), key=lambda f: f.name)),
+                  tuple(sorted(override_only)), hints, tuple(sorted(unreachable)))
+
+
+def _add_registered_gradients(ops, package):
+    """Give `ops` the gradients `package` registers, adding TensorFlow's ops it
+    registers gradients for; ([names no op has], [ops no module-level name reaches])."""
+    registry, raw = _tf.gradient_registry(), _tf.tf().raw_ops
+    override_only, unreachable = [], []
     for op_type in registry.list():
         gradient = registry.lookup(op_type)
         module = getattr(gradient, "__module__", "") or ""
         if gradient is None or not coverage.inside(module, package):
             continue
+        origin = f"gradient registered by {module}.{gradient.__name__}"
         if op_type in ops:
-            ops[op_type] = dataclasses.replace(
-                ops[op_type], origin=f"gradient registered by {module}.{gradient.__name__}")
-        elif _tf.op_def(op_type) is not None and hasattr(_tf.tf().raw_ops, op_type):
-            ops[op_type] = ScannedOp(op_type, getattr(_tf.tf().raw_ops, op_type), REGISTERED,
-                                     f"gradient registered by {module}.{gradient.__name__}",
-                                     f"tf.raw_ops.{op_type}")
-        else:
+            ops[op_type] = dataclasses.replace(ops[op_type], origin=origin)
+        elif _tf.op_def(op_type) is None:
             override_only.append(op_type)
-    return Target(name, tuple(sorted(ops.values(), key=lambda op: op.op_type)),
-                  tuple(sorted(override_only)), hints)
+        elif hasattr(raw, op_type):
+            ops[op_type] = ScannedGradient(op_type, getattr(raw, op_type), REGISTERED, origin,
+                                           f"tf.raw_ops.{op_type}")
+        else:
+            unreachable.append(op_type)
+    return override_only, unreachable
+
+
+def _functions_of(module, package):
+    """{name: ScannedGradient} of the Defuns with their own gradient and the
+    public tf.custom_gradient functions `module` defines (not imports)."""
+    found = {}
+    for attribute, value in list(vars(module).items()):
+        kind = _function_kind(value, attribute)
+        if kind is None or _defined_in(value, kind) != module.__name__:
+            continue
+        name = f"{module.__name__}.{attribute}"
+        short = name[len(package) + 1:] if name.startswith(package + ".") else attribute
+        found[short] = ScannedGradient(short, value, REGISTERED, f"{kind} {name}", name, kind)
+    return found
+
+
+def _function_kind(value, attribute):
+    if _tf.is_defun(value) and (getattr(value, "grad_func_name", None)
+                                or getattr(value, "python_grad_func", None)):
+        return DEFUN  # a Defun's own gradient is its point, public or not
+    if _tf.is_custom_gradient(value) and not attribute.startswith("_"):
+        return CUSTOM_GRADIENT
+    return None
+
+
+def _defined_in(value, kind):
+    function = getattr(value, "_func", None) if kind == DEFUN else value
+    return getattr(function, "__module__", None)
 
 
 def raw_ops(op_types):
@@ -102,7 +147,7 @@ def raw_ops(op_types):
     ops = []
     for op_type in op_types:
         _, status = _gradient_of(op_type)
-        ops.append(ScannedOp(op_type, getattr(tf.raw_ops, op_type), status,
+        ops.append(ScannedGradient(op_type, getattr(tf.raw_ops, op_type), status,
                              "TensorFlow's gradient", f"tf.raw_ops.{op_type}"))
     return Target("tf.raw_ops", tuple(ops))
 
@@ -119,7 +164,7 @@ def _ops_of(library, origin, source):
         gradient, status = _gradient_of(name)
         where = (f"gradient registered by {gradient.__module__}.{gradient.__name__}"
                  if gradient is not None else origin)
-        found[name] = ScannedOp(name, value, status, where, f"{source}.{name}")
+        found[name] = ScannedGradient(name, value, status, where, f"{source}.{name}")
     return found
 
 

@@ -24,9 +24,11 @@ PREFERRED = ("float64", "float32", "complex128", "float16", "complex64", "bfloat
 # one example of mixed signs and several elements says most.
 SAME_SHAPES = ((2, 3), (), (3,))
 SEARCHED = 200  # shape tuples Hypothesis tries per dtype when no same shape fits
-# Magnitudes away from 0 (kinks of abs, relu) and from 1; then positive only
-# (log, sqrt), then above 1 (acosh).
-VALUE_RANGES = ((0.2, 0.9, True), (0.2, 0.9, False), (1.2, 1.9, False))
+# (low, high, signed) magnitudes: away from 0 (kinks of abs, relu) and from 1;
+# positive only (log, sqrt); above 1 (acosh) but below pi/2 (the pole of tan).
+VALUE_RANGES = ((0.2, 0.9, True), (0.2, 0.9, False), (1.1, 1.45, False), (1.1, 1.45, True))
+# Every other example starts above 1, where a clipped or piecewise gradient changes branch.
+ABOVE_ONE_FIRST = (VALUE_RANGES[3], VALUE_RANGES[2], VALUE_RANGES[0], VALUE_RANGES[1])
 INTEGER_VALUES = (1, 0)  # a shift, an axis, an index: 1 says more, 0 fits more
 
 
@@ -139,7 +141,8 @@ def examples_of(call, raw_op, count, seed):
     errors = {}
     found = []
     for shapes in _shape_candidates(call, fn, seed):
-        example = _with_values(call, fn, shapes, errors, seed + len(found))
+        ranges = VALUE_RANGES if len(found) % 2 == 0 else ABOVE_ONE_FIRST
+        example = _with_values(call, fn, shapes, errors, seed + len(found), ranges)
         if example is not None:
             found.append(example)
             if len(found) == count:
@@ -189,8 +192,8 @@ def _hinted(hint, argument, shape):
     return tuple(hinted) if hinted is not None else shape
 
 
-def _with_values(call, fn, shapes, errors, seed):
-    for values_range, integer in itertools.product(VALUE_RANGES, INTEGER_VALUES):
+def _with_values(call, fn, shapes, errors, seed, ranges):
+    for values_range, integer in itertools.product(ranges, INTEGER_VALUES):
         inputs = _values(call, shapes, values_range, seed, integer)
         error = _forward_error(fn, inputs)
         if error is None:
@@ -225,6 +228,8 @@ def _forward_error(fn, inputs):
     """None if the op runs on the inputs with finite, non-empty float outputs;
     else the reason, in a few words."""
     tf = _tf.tf()
+    if _tf.is_defun(fn):  # a legacy Defun runs only in a graph
+        fn = tf.function(fn)
     try:
         with tf.device("/device:CPU:0"):
             outputs = fn(*[tf.constant(x) for x in inputs])

@@ -19,8 +19,8 @@ def scan_items(session, target, log, options):
         found, hints = scan_targets(target)
     except OptionError as error:
         raise pytest.UsageError(f"--gradcheck-scan: {error}") from None
-    return [ScanItem.from_parent(session, name=f"gradcheck-scan[{op.op_type}]", op=op,
-                                 hint=hints.get(op.op_type), log=log, options=options)
+    return [ScanItem.from_parent(session, name=f"gradcheck-scan[{op.name}]", op=op,
+                                 hint=hints.get(op.name), log=log, options=options)
             for op in found.ops]
 
 
@@ -38,12 +38,12 @@ class ScanItem(pytest.Item):
         result = scan_op(self.op, self.hint or NO_HINT, **self.options)
         for report in result.reports:
             self.log.add(report, self.nodeid)
-        self.user_properties.append(("gradcheck scan", f"{result.op_type}: {result.status}"))
+        self.user_properties.append(("gradcheck scan", f"{result.name}: {result.status}"))
         if result.status == WRONG:
             raise ScanFailure(f"{result.report.failure_message()}\n\n{result.reproduction}")
         if result.status == NO_INPUTS:
             if self.strict:
-                pytest.fail(f"strict: the scan found no valid inputs for {result.op_type}: "
+                pytest.fail(f"strict: the scan found no valid inputs for {result.name}: "
                             f"{result.detail}", pytrace=False)
             pytest.skip(f"no valid inputs: {result.detail}")
         if result.status == NOT_DIFFERENTIABLE:
@@ -55,4 +55,4 @@ class ScanItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return self.path, None, f"gradcheck scan of {self.op.op_type} ({self.op.origin})"
+        return self.path, None, f"gradcheck scan of {self.op.name} ({self.op.origin})"
