@@ -54,11 +54,9 @@ def second(f, xs, wrt=0):
 
 def xla_against_eager(f, xs, wrt=0):
     """max |xla - eager| of the order-2 vector-Jacobian product (vector: ones)."""
-    results = []
+    results, g = [], grad_of(f, xs, wrt)  # one cotangent v for both
     for jit in (False, True):
-        g = grad_of(f, xs, wrt)
-
-        def h(z, g=g):
+        def h(z):
             with tf.GradientTape() as tape:
                 tape.watch(z)
                 y = g(z)
@@ -144,6 +142,8 @@ CASES = [
         lambda x: getattr(raw, op)(x=x), [c(C23)]))
       for op in ("Sqrt", "Rsqrt", "Reciprocal", "Log", "Log1p", "Tan", "Asin", "Acos", "Atan",
                  "Atanh")],
+    ("order 2, xla - eager: Angle, complex128", lambda: xla_against_eager(
+        lambda x: raw.Angle(input=x, Tout=tf.float64), [c(C23)])),
     ("xla - eager: ResizeBilinear, float32 (control)", lambda: resize_xla(tf.float32)),
     ("xla - eager: ResizeBilinear, float64", lambda: resize_xla(tf.float64)),
     ("xla - eager: ResizeBilinear, float16", lambda: resize_xla(tf.float16)),
