@@ -83,3 +83,9 @@ def test_a_known_tensorflow_defect_is_found():
     assert result.status == "wrong"
     assert "wrong in xla mode" in result.detail
     assert np.iscomplexobj(result.examples[-1].inputs[0])
+
+
+def test_a_type_attribute_only_an_output_has_keeps_its_default():
+    # Real's Tout (default float32) follows its complex input: complex64 runs.
+    report = scan(["Real", "Imag"], modes=["eager"], order=1, examples=1)
+    assert [r.detail for r in report.results] == ["checked on complex64 (2, 3)"] * 2
