@@ -23,6 +23,7 @@ PREFERRED = ("float64", "float32", "complex128", "float16", "complex64", "bfloat
 # Tried first: every input alike, as elementwise ops want; a matrix first, since
 # one example of mixed signs and several elements says most.
 SAME_SHAPES = ((2, 3), (), (3,))
+MAX_RANK = 4  # images are rank 4 (NHWC): Conv2D, pooling, resizing, SpaceToDepth
 SEARCHED = 200  # shape tuples Hypothesis tries per dtype when no same shape fits
 # (low, high, signed) magnitudes: away from 0 (kinks of abs, relu) and from 1;
 # positive only (log, sqrt); above 1 (acosh) but below pi/2 (the pole of tan).
@@ -30,6 +31,16 @@ VALUE_RANGES = ((0.2, 0.9, True), (0.2, 0.9, False), (1.1, 1.45, False), (1.1, 1
 # Every other example starts above 1, where a clipped or piecewise gradient changes branch.
 ABOVE_ONE_FIRST = (VALUE_RANGES[3], VALUE_RANGES[2], VALUE_RANGES[0], VALUE_RANGES[1])
 INTEGER_VALUES = (1, 0)  # a shift, an axis, an index: 1 says more, 0 fits more
+# Integer inputs that are vectors or tables, sized by the first float input's
+# shape: ones (begin, strides, multiples), the shape itself (end, a target shape),
+# a reversed permutation (perm, axes), zeros, a (rank, 2) table of ones (paddings),
+# and zeros along its first side (segment ids).
+SHAPED = ("ones", "shape", "reversed", "zeros", "paddings", "ids")
+# TensorFlow's names for the integer inputs whose value is seldom found by trying
+# the others alike: the value tried first for each.
+NAMED = {"begin": "ones", "size": "ones", "end": "shape", "strides": "ones", "perm": "reversed",
+         "paddings": "paddings", "segment_ids": "ids"}
+INTEGER_TRIES = 64  # integer-input combinations tried per shape and value range
 
 
 class NoValidInputs(Exception):
@@ -114,7 +125,10 @@ def op_calls(op_type, raw_op, wanted_dtypes=None, hint=NO_HINT):
     op_def = _tf.op_def(op_type)
     keywords = _input_keywords(op_def, raw_op)
     kernel_types = _cpu_kernel_types(op_type)
-    float_attrs = [a for a in op_def.attr if a.type == "type" and _float_choices(a, kernel_types)]
+    # An output's type with a default (Real's Tout) is left to it: it follows the input's.
+    used = {arg.type_attr for arg in op_def.input_arg}
+    float_attrs = [a for a in op_def.attr if a.type == "type" and _float_choices(a, kernel_types)
+                   and (a.name in used or not a.HasField("default_value"))]
     unsupported = [a.name for a in op_def.attr if a.type in ("func", "list(func)", "list(type)")
                    and not a.HasField("default_value") and a.name not in dict(hint.attrs)]
     if unsupported:
@@ -149,7 +163,7 @@ def examples_of(call, raw_op, count, seed):
                 break
     if not found:
         tried = "; ".join(f"{e} (x{n})" if n > 1 else e for e, n in list(errors.items())[:3])
-        raise NoValidInputs(f"tried shapes of rank 0 to 3 and values of both signs; errors "
+        raise NoValidInputs(f"tried shapes of rank 0 to {MAX_RANK} and values of both signs; errors "
                             f"seen: {tried or 'none'}")
     return found
 
@@ -166,7 +180,7 @@ def _shape_candidates(call, fn, seed):
     floats = [a for a in flat if a.differentiable and hint.shape_of(a.name) is None]
     if not floats:
         return
-    strategy = st.tuples(*(hnp.array_shapes(min_dims=0, max_dims=3, min_side=2, max_side=4)
+    strategy = st.tuples(*(hnp.array_shapes(min_dims=0, max_dims=MAX_RANK, min_side=2, max_side=4)
                            for _ in floats))
 
     def full(float_shapes):
@@ -174,9 +188,9 @@ def _shape_candidates(call, fn, seed):
         return tuple(_hinted(hint, a, next(shapes) if a in floats else ()) for a in flat)
 
     def runs(float_shapes):
-        return (full(float_shapes) not in tried
-                and _forward_error(fn, _values(call, full(float_shapes), VALUE_RANGES[1],
-                                               seed, 1)) is None)
+        shapes = full(float_shapes)
+        return shapes not in tried and _forward_error(fn, _values(
+            call, shapes, VALUE_RANGES[1], seed, _integer_choices(call, shapes)[0])) is None
 
     try:
         found = find(strategy, runs, settings=settings(
@@ -193,8 +207,8 @@ def _hinted(hint, argument, shape):
 
 
 def _with_values(call, fn, shapes, errors, seed, ranges):
-    for values_range, integer in itertools.product(ranges, INTEGER_VALUES):
-        inputs = _values(call, shapes, values_range, seed, integer)
+    for values_range, integers in itertools.product(ranges, _integer_choices(call, shapes)):
+        inputs = _values(call, shapes, values_range, seed, integers)
         error = _forward_error(fn, inputs)
         if error is None:
             return Example(call, tuple(inputs))
@@ -202,9 +216,12 @@ def _with_values(call, fn, shapes, errors, seed, ranges):
     return None
 
 
-def _values(call, shapes, value_range, seed, integer):
+def _values(call, shapes, value_range, seed, integers):
+    """The inputs: floats drawn in `value_range`, the integer inputs' values in
+    turn from `integers` (one array each)."""
     low, high, signed = value_range
     rng = np.random.default_rng(seed)
+    integers = iter(integers)
     inputs = []
     for argument, shape in zip(call.flat, shapes):
         given = call.hint.value_of(argument.name)
@@ -212,7 +229,7 @@ def _values(call, shapes, value_range, seed, integer):
             inputs.append(given.astype(dtype_facts.numpy_dtype(argument.dtype)))
             continue
         if not argument.differentiable:
-            inputs.append(np.asarray(integer, dtype=dtype_facts.numpy_dtype(argument.dtype)))
+            inputs.append(next(integers).astype(dtype_facts.numpy_dtype(argument.dtype)))
             continue
         parts = 2 if "complex" in argument.dtype else 1
         real = rng.uniform(low, high, size=(parts,) + tuple(shape))
@@ -222,6 +239,48 @@ def _values(call, shapes, value_range, seed, integer):
         value = real[0] + 1j * real[1] if parts == 2 else real[0]
         inputs.append(np.asarray(value).astype(dtype_facts.numpy_dtype(argument.dtype)))
     return inputs
+
+
+def _integer_choices(call, shapes):
+    """Values for the integer inputs, a tuple of arrays each: every input given
+    its k-th candidate alike first (1, then 0, as before), then mixed (Slice's
+    begin and size differ), at most INTEGER_TRIES."""
+    flat, hint = call.flat, call.hint
+    float_shape = next((s for a, s in zip(flat, shapes) if a.differentiable), ())
+    lists = [_integer_candidates(a.name, float_shape, hint.shape_of(a.name))
+             for a in flat if not a.differentiable and hint.value_of(a.name) is None]
+    depth = max((len(c) for c in lists), default=1)
+    alike = [tuple(c[min(k, len(c) - 1)] for c in lists) for k in range(depth)]
+    indices = sorted(itertools.product(*(range(len(c)) for c in lists)),
+                     key=lambda ks: (max(ks, default=0), sum(ks)))
+    mixed = [tuple(c[k] for c, k in zip(lists, ks)) for ks in indices]
+    choices = []
+    for choice in alike + mixed:
+        if len(choices) == INTEGER_TRIES:
+            break
+        if not any(_same(choice, seen) for seen in choices):
+            choices.append(choice)
+    return choices
+
+
+def _integer_candidates(name, float_shape, hinted_shape):
+    """One integer input's values to try: the scalars, then the shaped ones
+    (its name's first); a hinted shape is filled with 1, then 0."""
+    if hinted_shape is not None:
+        return [np.full(hinted_shape, value) for value in INTEGER_VALUES]
+    shape = np.asarray(float_shape, dtype=np.int64)
+    shaped = {"ones": np.ones_like(shape), "shape": shape,
+              "reversed": np.arange(len(shape))[::-1].copy(), "zeros": np.zeros_like(shape),
+              "paddings": np.ones((len(shape), 2), np.int64),
+              "ids": np.zeros(shape[:1].prod(initial=1), np.int64)}
+    first = NAMED.get(name)
+    ordered = ([shaped[first]] if first else []) + [np.asarray(v) for v in INTEGER_VALUES] \
+        + [shaped[k] for k in SHAPED if k != first]
+    return [c for k, c in enumerate(ordered) if not any(_same((c,), (d,)) for d in ordered[:k])]
+
+
+def _same(these, those):
+    return all(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(these, those))
 
 
 def _forward_error(fn, inputs):
@@ -267,12 +326,22 @@ def _call(op_def, chosen, kernel_types, keywords, hint):
     attrs = tuple((a.name, _attr_value(a)) for a in op_def.attr
                   if a.type != "type" and not a.HasField("default_value")
                   and a.name not in {arg.number_attr for arg in op_def.input_arg}
-                  and a.name not in hinted) + tuple(hinted.items())
+                  and a.name not in hinted) + _output_types(op_def, chosen, hinted) \
+        + tuple(hinted.items())
     unchosen = [name for name, value in attrs if value is None]
     if unchosen:
         raise NoValidInputs(f"its attribute(s) {', '.join(unchosen)} have no default and no "
                             "small value the scan can choose; give an input hint (docs/scan.md).")
     return OpCall(op_def.name, tuple(arguments), attrs, hint)
+
+
+def _output_types(op_def, chosen, hinted):
+    """(name, dtype) for the type attributes with no default that no input has
+    (BatchMatMulV3's Tout, Cast's DstT): the float inputs' dtype."""
+    used = {arg.type_attr for arg in op_def.input_arg}
+    return tuple((a.name, chosen[a.name]) for a in op_def.attr
+                 if a.type == "type" and not a.HasField("default_value") and a.name in chosen
+                 and a.name not in used and a.name not in hinted)
 
 
 def _arg_dtype(op_def, arg, chosen, kernel_types):
