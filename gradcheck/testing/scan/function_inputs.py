@@ -10,9 +10,9 @@ from gradcheck import _tf
 from gradcheck.numerics.compare import TOLERANCES
 from gradcheck.numerics.dtypes import dtype_name
 from gradcheck.testing.scan.hints import NO_HINT
-from gradcheck.testing.scan.op_inputs import PREFERRED, Argument, NoValidInputs
+from gradcheck.testing.scan.op_inputs import Argument, NoValidInputs
 
-UNANNOTATED = ("float64", "float32")  # a parameter with no dtype said: the float dtypes users pass
+UNANNOTATED = ("float64", "float32")  # no dtype said: the float dtypes users pass, best first
 INTEGERS = ("int32", "int64")
 
 
@@ -52,8 +52,7 @@ def function_calls(name, function, wanted_dtypes=None, hint=NO_HINT):
         if _is_tensor_spec(spec) and spec.shape.is_fully_defined() and parameter.name not in shapes:
             shapes[parameter.name] = tuple(spec.shape.as_list())
     hint = dataclasses.replace(hint, shapes=tuple(shapes.items()))
-    unsaid = [d for d in PREFERRED if d in UNANNOTATED
-              and (wanted_dtypes is None or d in wanted_dtypes)]
+    unsaid = [d for d in UNANNOTATED if wanted_dtypes is None or d in wanted_dtypes]
     calls = []
     for dtype in unsaid if None in declared else [None]:  # all said: one way to call it
         arguments = tuple(Argument(p.name, said or dtype, 1) for p, said in zip(parameters, declared))

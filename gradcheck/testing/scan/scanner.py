@@ -4,12 +4,11 @@ import dataclasses
 from gradcheck.check import check_gradients
 from gradcheck.errors import CheckSetupError, OptionError
 from gradcheck.execution.failures import NO_GRADIENT_DEFINED
+from gradcheck.execution.modes import MODE_NAMES
 from gradcheck.testing.property_tests import array_literal
 from gradcheck.testing.scan import discover, function_inputs, op_inputs, shrink
 from gradcheck.testing.scan.hints import NO_HINT, parse_hints
 from gradcheck.testing.scan.results import NO_INPUTS, NOT_DIFFERENTIABLE, RIGHT, WRONG, ScanReport, ScanResult
-
-MODES = ("eager", "function", "graph", "xla")
 
 
 def scan(target, *, dtypes=None, modes=None, devices=None, examples=3, order=2, strict=False,
@@ -133,8 +132,7 @@ def _shrunk(op, wrong, seed, options, checked, reports):
             return outcome
         return None
 
-    worst = report.failed_pairs[0].worst_input if report.failed_pairs else ""
-    smallest, smaller_wrong = shrink.shrunk(failing, fails, worst)
+    smallest, smaller_wrong = shrink.shrunk(failing, fails, shrink.worst_element(report))
     reports = (*reports, report)
     if smaller_wrong is not None:
         shapes = _described(failing).split(" ", 1)[-1]
@@ -154,7 +152,7 @@ def _failing_modes(report):
     were compared with ('function on CPU:0')."""
     named = {p.mode for p in report.failed_pairs} | {m.mode for m in report.failed_modes}
     named |= {p.against.split(" on ")[0] for p in report.failed_pairs}
-    return [mode for mode in MODES if mode in named]
+    return [mode for mode in MODE_NAMES if mode in named]
 
 
 def _require_examples(examples):

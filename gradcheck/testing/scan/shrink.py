@@ -22,13 +22,13 @@ def shrunk(example, fails, worst="", checks=CHECKS):
         outcome = fails(candidate)
         if outcome:
             example, found = candidate, outcome
-            candidates = smaller(candidate, _worst_of(outcome, worst))
+            candidates = smaller(candidate, worst_element(outcome.report) or worst)
     return example, found
 
 
-def _worst_of(outcome, worst):
-    pairs = outcome.report.failed_pairs if outcome.report is not None else []
-    return pairs[0].worst_input if pairs else worst
+def worst_element(report):
+    """'x[0, 3]': the input element of the worst failed pair, or '' if none."""
+    return report.failed_pairs[0].worst_input if report.failed_pairs else ""
 
 
 def smaller(example, worst=""):
