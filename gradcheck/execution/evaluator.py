@@ -3,6 +3,7 @@ import numpy as np
 
 from gradcheck import _tf
 from gradcheck.errors import CheckSetupError
+from gradcheck.execution.batching import rows_if_cheaper
 from gradcheck.execution.perturbed import PerturbedPoints
 from gradcheck.execution.traces import compiled, traced_forward
 
@@ -35,19 +36,30 @@ class BatchedEvaluator:
         self._traces, self._traced = True, None
 
     def __call__(self, i, batch):
+        rows = None
         if self._vectorises:
-            try:
-                outputs = self._vectorised(i, batch)
-            except CheckSetupError:
-                raise
-            except Exception:  # noqa: BLE001  (one at a time raises the real error)
-                self._vectorises = False
-            else:
-                if self.points.shapes_agree(outputs, batched=True):
-                    return outputs
-                self._vectorises = False  # one at a time names the input that changed a shape
-        rows = [self.at(i, xi) for xi in batch]
+            rows = rows_if_cheaper(len(batch), batch[0].size, lambda b: self.at(i, batch[b]),
+                                   self.target)
+            outputs = self._vectorised_or_none(i, batch) if rows is None else None
+            if outputs is not None:
+                return outputs
+        if rows is None:
+            rows = [self.at(i, xi) for xi in batch]
         return [np.stack(column) for column in zip(*rows)]
+
+    def _vectorised_or_none(self, i, batch):
+        """The batch's outputs vectorised, or None (and never again) where that fails."""
+        try:
+            outputs = self._vectorised(i, batch)
+        except CheckSetupError:
+            raise
+        except Exception:  # noqa: BLE001  (one at a time raises the real error)
+            self._vectorises = False
+            return None
+        if self.points.shapes_agree(outputs, batched=True):
+            return outputs
+        self._vectorises = False  # one at a time names the input that changed a shape
+        return None
 
     def _vectorised(self, i, batch):
         """All of input i's values in one call. The other inputs are arguments
@@ -61,9 +73,12 @@ class BatchedEvaluator:
                     lambda xi: _outputs_with(target, out_index, others, i, xi), b),
                 autograph=False)
 
-        function = compiled(target, ("finite differences", i, tuple(out_index)), build)
+        function = compiled(target, self._key(i), build)
         with tf.device(self.device):
             return [_tf.to_numpy(r) for r in function(tf.constant(batch), self.fixed)]
+
+    def _key(self, i):
+        return ("finite differences", i, tuple(self.out_index))
 
     def at(self, i, xi):
         """The differentiable outputs with input i at one value `xi`, from the

@@ -19,7 +19,7 @@ class FunctionRunner(TracedRunner):
                 "tf.config.run_functions_eagerly(True) is on, so tf.function runs the Python "
                 f"function eagerly and {mode} mode would trace and compile nothing. Turn it off "
                 "for the check to test this mode.")
-        self.mode, self.device = mode, device
+        self.mode, self.device, self.target = mode, device, target
         self.placement = Placement(device, mode)
         with tf.device(device):
             self.tensors = [tf.constant(value) for value in inputs]
@@ -56,7 +56,7 @@ def _function_runner_parts(mode, target, wrt, out_index, device):
     def gradient_of_rows(tensors, cotangents, vectorized):
         tensors = list(tensors)
         with tf.device(device):
-            with tf.GradientTape(persistent=True) as tape:
+            with tf.GradientTape() as tape:
                 for i in wrt:
                     tape.watch(tensors[i])
                 outputs = target(tensors)

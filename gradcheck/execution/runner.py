@@ -3,6 +3,7 @@ a batch of cotangents, vectorised where TensorFlow can and else row by row."""
 import numpy as np
 
 from gradcheck import _tf
+from gradcheck.execution.batching import rows_if_cheaper
 
 
 class Runner:
@@ -11,8 +12,9 @@ class Runner:
     output, leading batch axis), the gradients with respect to the
     differentiable inputs, one array per input with the same batch axis.
 
-    The batch is vectorised when `tf.vectorized_map` can convert the gradient,
-    else computed one row at a time (Defun calls, some custom ops)."""
+    The batch is vectorised when `tf.vectorized_map` can convert the gradient
+    and that costs less (batching.py), else computed one row at a time (small
+    batches, Defun calls, some custom ops)."""
 
     row_by_row = False
     vectorization_failed = False
@@ -21,6 +23,11 @@ class Runner:
 
     def vjp(self, cotangents):
         if not self.row_by_row:
+            rows = rows_if_cheaper(len(cotangents[0]), sum(c[0].size for c in cotangents),
+                                   lambda b: self._row_vjp([c[b] for c in cotangents]),
+                                   getattr(self, "target", None))
+            if rows is not None:
+                return [np.stack(column) for column in zip(*rows)]
             try:
                 return self._vectorized_vjp(cotangents)
             except Exception:  # noqa: BLE001  (retried row by row, which raises the real error)

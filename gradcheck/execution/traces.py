@@ -1,6 +1,10 @@
 """tf.function traces of a target, cached on it so that later checks of the
 same function reuse them."""
+import re
+
 from gradcheck import _tf
+
+_CONTROL_FLOW = re.compile(r"^(Stateless)?(While|If|Case)$|^TensorList|^TensorArray")
 
 
 def compiled(target, key, build):
@@ -23,8 +27,27 @@ def traced_forward(target, mode, device):
     def build():
         def forward(*tensors):
             with tf.device(device):
-                return target(list(tensors))
+                outputs = target(list(tensors))
+            _note_control_flow(target)
+            return outputs
 
         return tf.function(forward, jit_compile=mode == "xla", autograph=False)
 
     return compiled(target, ("forward", mode == "xla", device), build)
+
+
+def has_control_flow(target):
+    """Whether a trace of the target held while loops, conds or tensor lists
+    (known once traced_forward has traced it)."""
+    return _marks(target).get("control flow", False)
+
+
+def _note_control_flow(target):
+    ops = _tf.tf().compat.v1.get_default_graph().get_operations()
+    if any(_CONTROL_FLOW.match(op.type) for op in ops):
+        _marks(target)["control flow"] = True
+
+
+def _marks(target):
+    # Cached on the target like its traces; a target without a cache forgets them.
+    return compiled(target, ("marks",), dict)

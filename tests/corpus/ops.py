@@ -453,13 +453,15 @@ IMAGE = [
        (T((2, 2, 3), distinct=True),), dtypes=HALF_AND_WIDE),
     Op("total_variation", "image", tf.image.total_variation, (T((3, 3, 1), distinct=True),)),
     Op("flip_left_right", "image", tf.image.flip_left_right, (T((2, 3, 1)),)),
-    Op("rot90", "image", tf.image.rot90, (T((2, 3, 1)),), modes=("eager", "function", "xla")),
-    Op("rot90, graph", "image", tf.image.rot90, (T((2, 3, 1)),), dtypes=("float64",),
-       modes=("graph",),
-       defect="in a v1 graph tf.gradients of rot90 fails when given an upstream gradient of the "
-              "output's shape: 'Incompatible shapes between op input and calculated input "
-              "gradient. Forward operation: ReverseV2' (cond_v2 differentiates every branch of "
-              "rot90's tf.case, whose outputs have different shapes)"),
+    Op("rot90", "image", tf.image.rot90, (T((2, 3, 1)),), modes=("eager",)),
+    Op("rot90, traced", "image", tf.image.rot90, (T((2, 3, 1)),),
+       dtypes=("float64",), modes=("function", "graph", "xla"),
+       defect="in a v1 graph (tf.gradients), and in a tf.function (XLA too) under a tape that is not "
+              "persistent, the gradient of rot90 fails when given an upstream gradient of the "
+              "output's static shape: 'Incompatible shapes between op input and calculated "
+              "input gradient' (cond_v2 differentiates every branch of rot90's tf.case, whose "
+              "outputs have different shapes; a persistent tape, which keeps every branch's "
+              "intermediates, does not fail)"),
     Op("sobel_edges", "image", tf.image.sobel_edges, (T((1, 3, 3, 1)),), dtypes=WIDE),
     Op("extract_patches", "image",
        lambda x: tf.image.extract_patches(x, [1, 2, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], "VALID"),

@@ -1,0 +1,34 @@
+"""One row at a time, or a batch through tf.vectorized_map: whichever costs
+less. Converting a function for tf.vectorized_map costs little for plain ops
+but tenths of a second to seconds for control flow (tf.scan's TensorLists,
+while loops), where a few small calls of the trace already made cost less."""
+import time
+
+from gradcheck.execution.traces import has_control_flow
+
+# A batch of at most SMALL_BATCH rows of at most SMALL_ROW elements each.
+SMALL_BATCH = 16
+SMALL_ROW = 1 << 16
+# With control flow, rows run one at a time if the batch would take this long at most.
+ROWS_BUDGET_SECONDS = 0.5
+
+
+def is_small_batch(rows, row_size):
+    return rows <= SMALL_BATCH and row_size <= SMALL_ROW
+
+
+def rows_if_cheaper(n_rows, row_size, one_row, target):
+    """[one_row(b) for b in range(n_rows)] when that costs less than a batch,
+    else None (the caller batches). Beyond a small batch, only a function with
+    control flow is tried row by row, and only while the second row's time
+    (the first may trace) says all of them fit in ROWS_BUDGET_SECONDS."""
+    if is_small_batch(n_rows, row_size):
+        return [one_row(b) for b in range(n_rows)]
+    if target is None or not has_control_flow(target):
+        return None
+    results = [one_row(0)]
+    start = time.perf_counter()
+    results.append(one_row(1))
+    if (time.perf_counter() - start) * n_rows > ROWS_BUDGET_SECONDS:
+        return None
+    return results + [one_row(b) for b in range(2, n_rows)]
