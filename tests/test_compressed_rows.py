@@ -176,6 +176,18 @@ def _off_at_one_entry(error):
     return _dense(_right_only_eagerly(lambda dy, d: dy * d + dy[0] * off))
 
 
+def test_later_modes_with_fewer_rows_than_projections_are_built_in_full():
+    small = X[:compressed_rows.FEWEST_ROWS - 1]
+    eager, _, inputs, specs = _jacobians(elementwise, "eager", small)
+    _, run, _, _ = _jacobians(elementwise, "function", small)
+    known = compressed_rows.KnownJacobian(eager, inputs, [0], specs, np.random.default_rng(1))
+    assert known.jacobian(run, _tolerance) is None
+    swapped = _right_only_eagerly(lambda dy, d: tf.reverse(dy, [0]) * d)
+    with pytest.raises(GradientCheckError) as caught:
+        check_gradients(swapped, [small], method="full")
+    assert {p.mode for p in caught.value.report.failed_pairs} == {"function", "graph", "xla"}
+
+
 def test_dense_later_modes_are_taken_from_projections_when_they_match():
     dense = _dense(_right_only_eagerly(lambda dy, d: dy * d))
     eager, _, inputs, specs = _jacobians(dense, "eager", X)

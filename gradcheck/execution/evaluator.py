@@ -39,7 +39,7 @@ class BatchedEvaluator:
         rows = None
         if self._vectorises:
             rows = rows_if_cheaper(len(batch), batch[0].size, lambda b: self.at(i, batch[b]),
-                                   self.target)
+                                   self.target, self._key(i))
             outputs = self._vectorised_or_none(i, batch) if rows is None else None
             if outputs is not None:
                 return outputs

@@ -1,11 +1,14 @@
 """Graph mode's runner: the function in a tf.compat.v1 Graph, its gradients
-from tf.gradients, run in a Session."""
+from tf.gradients, run in a Session. The graph, its gradient ops and the
+session are cached on the target per input signature, as function mode's
+traces are: a Hypothesis run builds them once, not once per example."""
 import numpy as np
 
 from gradcheck import _tf
 from gradcheck.execution.gradients import GradientSlots
 from gradcheck.execution.placement import Placement
 from gradcheck.execution.runner import Runner
+from gradcheck.execution.traces import compiled
 
 
 class GraphRunner(Runner):
@@ -16,32 +19,22 @@ class GraphRunner(Runner):
         self.inputs = inputs
         self.target, self.wrt, self.out_index, self.device = target, wrt, out_index, device
         self.batch_size = batch_size
-        self.slots = GradientSlots()
-        self.integer_inputs_with_gradient = []
         self.placement = Placement(device, mode)
-        self._generation = -1  # graphs built so far, less one: a new graph is read anew
-        self._new_graph()
+        signature = tuple((np.asarray(v).dtype.str, np.shape(v)) for v in inputs)
+        key = ("graph runner", signature, tuple(wrt), tuple(out_index), device, batch_size)
+        self.built = compiled(target, key, lambda: _GraphBuild(self))
+        self._kept = getattr(target, "compiled", None) is not None
 
-    def _new_graph(self):
-        tf = _tf.tf()
-        self.graph = tf.Graph()
-        with self.graph.as_default(), self.graph.device(self.device):
-            self.placeholders = [
-                tf.compat.v1.placeholder(tf.as_dtype(v.dtype), shape=v.shape) for v in self.inputs
-            ]
-            with _tf.outputting_all_intermediates():
-                self.outputs = self.target(self.placeholders)
-        self.session = tf.compat.v1.Session(graph=self.graph)
-        self._generation += 1
-        self.selected = [self.outputs[k] for k in self.out_index]
-        self.sources = [self.placeholders[i] for i in self.wrt]
-        self._built = {}
+    def __getattr__(self, name):
+        # The graph, its placeholders, outputs and gradient ops live in the cached build.
+        if name in _GraphBuild.SHARED:
+            return getattr(self.__dict__["built"], name)
+        raise AttributeError(name)
 
     def discard_failed_gradient(self):
         # A failed gradient build can leave the graph invalid as a whole (a
         # while loop's gradient rewired): what follows gets a graph of its own.
-        self.session.close()
-        self._new_graph()
+        self.built.renew()
 
     def _gradients(self, row_cotangents):
         tf = _tf.tf()
@@ -53,7 +46,7 @@ class GraphRunner(Runner):
         tf = _tf.tf()
         if vectorized not in self._built:
             with self.graph.as_default(), self.graph.device(self.device):
-                self.integer_inputs_with_gradient = self._integer_gradients()
+                self.built.integer_inputs_with_gradient = self._integer_gradients()
                 lead = [self.batch_size] if vectorized else []
                 # Shapes from the forward run: a Defun call's static shape is unknown.
                 placeholders = [tf.compat.v1.placeholder(y.dtype, shape=lead + list(shape))
@@ -83,13 +76,13 @@ class GraphRunner(Runner):
         # The VJPs run the forward pass too, and each new set of fetches costs a graph
         # optimisation (docs/benchmarks.md): it runs alone only for output shapes the graph lacks.
         if all(y.shape.is_fully_defined() for y in self.selected):
-            self.selected_shapes = [tuple(y.shape.as_list()) for y in self.selected]
+            self.built.selected_shapes = [tuple(y.shape.as_list()) for y in self.selected]
         else:
             self.forward()
 
     def forward(self):
         values = [np.asarray(v) for v in self._session_run("forward", self.outputs, self._feed())]
-        self.selected_shapes = [values[k].shape for k in self.out_index]
+        self.built.selected_shapes = [values[k].shape for k in self.out_index]
         return values
 
     def _run(self, vectorized, cotangents):
@@ -127,7 +120,7 @@ class GraphRunner(Runner):
     def _session_run(self, key, fetches, feed):
         """`session.run`; on the first run of these fetches, with the partition
         graphs it ran (each node's device) read into the placement."""
-        if not self.placement.read_once((self._generation, key)):
+        if not self.placement.read_once((self.built.generation, key)):
             return self.session.run(fetches, feed)
         tf = _tf.tf()
         metadata = tf.compat.v1.RunMetadata()
@@ -140,4 +133,41 @@ class GraphRunner(Runner):
         return self._run(False, row_cotangents)
 
     def close(self):
-        self.session.close()
+        if not self._kept:
+            self.built.session.close()
+
+
+class _GraphBuild:
+    """The graph of one target and input signature, its gradient ops as they
+    are built, and its session."""
+
+    SHARED = frozenset({"graph", "session", "placeholders", "outputs", "selected", "sources",
+                        "_built", "slots", "integer_inputs_with_gradient", "selected_shapes"})
+
+    def __init__(self, runner):
+        self.target, self.device = runner.target, runner.device
+        self.wrt, self.out_index = runner.wrt, runner.out_index
+        # Dtypes and shapes only: the cache must not keep a first check's values alive.
+        self.input_specs = [(np.asarray(v).dtype, np.shape(v)) for v in runner.inputs]
+        self.generation = -1  # graphs built so far, less one: a new graph is read anew
+        self.session = None
+        self.renew()
+
+    def renew(self):
+        tf = _tf.tf()
+        if self.session is not None:
+            self.session.close()
+        self.slots = GradientSlots()
+        self.integer_inputs_with_gradient = []
+        self.graph = tf.Graph()
+        with self.graph.as_default(), self.graph.device(self.device):
+            self.placeholders = [
+                tf.compat.v1.placeholder(tf.as_dtype(dtype), shape=shape)
+                for dtype, shape in self.input_specs]
+            with _tf.outputting_all_intermediates():
+                self.outputs = self.target(self.placeholders)
+        self.session = tf.compat.v1.Session(graph=self.graph)
+        self.generation += 1
+        self.selected = [self.outputs[k] for k in self.out_index]
+        self.sources = [self.placeholders[i] for i in self.wrt]
+        self._built = {}

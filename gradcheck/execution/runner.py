@@ -25,7 +25,7 @@ class Runner:
         if not self.row_by_row:
             rows = rows_if_cheaper(len(cotangents[0]), sum(c[0].size for c in cotangents),
                                    lambda b: self._row_vjp([c[b] for c in cotangents]),
-                                   getattr(self, "target", None))
+                                   getattr(self, "target", None), self.batch_key())
             if rows is not None:
                 return [np.stack(column) for column in zip(*rows)]
             try:
@@ -48,6 +48,11 @@ class Runner:
         """Run the forward pass once, so that a mode it cannot run in is known
         before any gradient; raises what the forward pass raises."""
         self.forward()
+
+    def batch_key(self):
+        """What names this runner's batches of VJPs among the target's marks
+        (see batching.rows_if_cheaper); None: its batched trace dies with it."""
+        return None
 
     def forward_error(self):
         """After a failed VJP: what the forward pass alone raises, or None."""
@@ -86,6 +91,9 @@ class TracedRunner(Runner):
 
     def _vectorized_vjp(self, cotangents):
         return self._call(self._vjp, cotangents)
+
+    def batch_key(self):
+        return ("vjp", getattr(self, "mode", "reference"), self.device)
 
     def _row_vjp(self, row_cotangents):
         return self._call(self._vjp_row, row_cotangents)

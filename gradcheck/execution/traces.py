@@ -39,15 +39,16 @@ def traced_forward(target, mode, device):
 def has_control_flow(target):
     """Whether a trace of the target held while loops, conds or tensor lists
     (known once traced_forward has traced it)."""
-    return _marks(target).get("control flow", False)
+    return marks(target).get("control flow", False)
 
 
 def _note_control_flow(target):
     ops = _tf.tf().compat.v1.get_default_graph().get_operations()
     if any(_CONTROL_FLOW.match(op.type) for op in ops):
-        _marks(target)["control flow"] = True
+        marks(target)["control flow"] = True
 
 
-def _marks(target):
-    # Cached on the target like its traces; a target without a cache forgets them.
+def marks(target):
+    """What checks learnt about the target, cached on it like its traces (a
+    target without a cache forgets)."""
     return compiled(target, ("marks",), dict)

@@ -24,6 +24,8 @@ DENSE_PROJECTIONS = 4
 SPARSE_PROJECTIONS = 4
 ONE_HOT_PROJECTIONS = 2
 PROJECTED_SHARE = 0.25
+# A Jacobian with no more rows than that many VJPs is cheaper to build in full.
+FEWEST_ROWS = DENSE_PROJECTIONS + SPARSE_PROJECTIONS + ONE_HOT_PROJECTIONS + 1
 
 
 class KnownJacobian:
@@ -45,7 +47,7 @@ class KnownJacobian:
         that cannot be grouped, a copy of the known blocks), or None if the
         mode's Jacobian does not match the known one. `tolerance(k, i)` gives
         the modes' (atol, rtol) for that block."""
-        if self._coarse(tolerance):
+        if self._coarse(tolerance) or self.offsets[-1] < FEWEST_ROWS:
             return None
         if self._plan is None:
             return self._projected(run, tolerance)
