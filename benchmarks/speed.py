@@ -111,6 +111,34 @@ def anchor(fn, x, mode):
     return theoretical, numerical
 
 
+def later_modes_floor_seconds(fn, x):
+    """The least the three later modes can add to a check: one cold forward +
+    backward pass in each, tracing, compiling or building included (a
+    tf.function; the same under jit_compile=True; a v1 graph differentiated
+    with tf.gradients and run in a new session)."""
+    total = 0.0
+    for jit in (False, True):
+        total += seconds(lambda jit=jit: _cold_forward_backward(fresh(fn), x, jit))[0]
+    start = time.perf_counter()
+    with tf.Graph().as_default() as graph:
+        placeholder = tf.compat.v1.placeholder(tf.as_dtype(x.dtype), x.shape)
+        y = fresh(fn)(placeholder)
+        grad = tf.gradients(y, placeholder, grad_ys=tf.ones_like(y))
+        with tf.compat.v1.Session(graph=graph) as session:
+            session.run(grad, {placeholder: x})
+    return total + time.perf_counter() - start
+
+
+def _cold_forward_backward(fn, x, jit):
+    def forward_backward(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x)
+        return tape.gradient(y, x, output_gradients=tf.ones_like(y))
+
+    return tf.function(forward_backward, jit_compile=jit)(tf.constant(x)).numpy()
+
+
 def anchor_seconds(fn, x, mode_names):
     return sum(seconds(anchor, fresh(fn), x, mode)[0] for mode in mode_names)
 
@@ -160,7 +188,9 @@ def full_mode_rows():
             print(_full_row(name, n, 1, one, one_anchor, one, forward), flush=True)
             four = cold_check_seconds(fn, x, method="full")
             four_anchor = anchor_seconds(fn, x, modes.MODE_NAMES)
-            print(_full_row(name, n, 4, four, four_anchor, one, forward), flush=True)
+            floor = median_seconds(later_modes_floor_seconds, fn, x)
+            print(_full_row(name, n, 4, four, four_anchor, one, forward)
+                  + f"  {(one + floor) / one:9.2f}x", flush=True)
 
 
 def _full_row(name, n, n_modes, ours, theirs, one_mode, forward):
@@ -243,7 +273,8 @@ def main():
     warm_up()
     print("Full mode, float64, cold (tracing included)")
     print(f"{'function':12s} {'n':>6s} {'modes':>5s}  {'gradcheck':>10s}  {'compute_gradient':>16s}"
-          f"  {'speed-up':>8s}  {'vs 1 mode':>9s}  {'vs forward evaluations':>10s}")
+          f"  {'speed-up':>8s}  {'vs 1 mode':>9s}  {'vs forward evaluations':>10s}"
+          f"  {'floor vs 1 mode':>9s}")
     full_mode_rows()
     print("\nFast mode, as a multiple of one forward + backward pass")
     fast_mode_rows()
