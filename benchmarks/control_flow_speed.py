@@ -74,10 +74,7 @@ class Points:
 
     @contextlib.contextmanager
     def counting(self):
-        def one(_self, *args, **kwargs):
-            return 1
-
-        def one_call(*args):
+        def one(*args):
             return 1
 
         def rows(_self, cotangents, *args):
@@ -89,7 +86,7 @@ class Points:
         def tangent_rows(_self, fixed, tangents):
             return len(tangents[0])
 
-        entries = [(probes, "probe", one_call),
+        entries = [(probes, "probe", one),
                    (evaluator.BatchedEvaluator, "_vectorised", batch),
                    (evaluator.BatchedEvaluator, "at", one),
                    (eager_runner.EagerRunner, "_record", one),
@@ -101,9 +98,9 @@ class Points:
                    (graph_runner.GraphRunner, "forward", one),
                    (graph_runner.GraphRunner, "_vectorized_vjp", rows),
                    (graph_runner.GraphRunner, "_row_vjp", one),
-                   (graph_runner.GraphRunner, "jvp", tangent_rows)]
-        entries += [(function_runner.FunctionRunner, "forward", one),
-                    (function_runner.FunctionRunner, "jvp", tangent_rows)]
+                   (graph_runner.GraphRunner, "jvp", tangent_rows),
+                   (function_runner.FunctionRunner, "forward", one),
+                   (function_runner.FunctionRunner, "jvp", tangent_rows)]
         saved = [(owner, name, vars(owner)[name]) for owner, name, _ in entries]
         for owner, name, size in entries:
             setattr(owner, name, self._counted(vars(owner)[name], size))

@@ -25,6 +25,8 @@ import tensorflow as tf
 from gradcheck import check_gradients
 
 what, n, dtype = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+sys.path.insert(0, sys.argv[4])
+from speed import cold_forward_backward
 
 def fn(x):
     return tf.sin(x) * tf.exp(x / 4)
@@ -40,13 +42,7 @@ start = time.perf_counter()
 if what == "check":
     check_gradients(fn, [x], modes=["function"], method="fast")
 else:
-    @tf.function
-    def forward_backward(x):
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            y = fn(x)
-        return tape.gradient(y, x, output_gradients=tf.ones_like(y))
-    forward_backward(tf.constant(x)).numpy()
+    cold_forward_backward(fn, x, jit=False)
 seconds = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"peak": peak - baseline, "input": x.nbytes, "seconds": seconds}))
@@ -54,7 +50,8 @@ print(json.dumps({"peak": peak - baseline, "input": x.nbytes, "seconds": seconds
 
 
 def measure(what, n, dtype):
-    out = subprocess.run([sys.executable, "-c", CHILD, what, str(n), dtype], check=True,
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.run([sys.executable, "-c", CHILD, what, str(n), dtype, here], check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 

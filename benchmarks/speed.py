@@ -118,7 +118,7 @@ def later_modes_floor_seconds(fn, x):
     with tf.gradients and run in a new session)."""
     total = 0.0
     for jit in (False, True):
-        total += seconds(lambda jit=jit: _cold_forward_backward(fresh(fn), x, jit))[0]
+        total += seconds(lambda jit=jit: cold_forward_backward(fresh(fn), x, jit))[0]
     start = time.perf_counter()
     with tf.Graph().as_default() as graph:
         placeholder = tf.compat.v1.placeholder(tf.as_dtype(x.dtype), x.shape)
@@ -129,7 +129,8 @@ def later_modes_floor_seconds(fn, x):
     return total + time.perf_counter() - start
 
 
-def _cold_forward_backward(fn, x, jit):
+def cold_forward_backward(fn, x, jit):
+    """One forward + backward pass of fn at x in a new tf.function, traced here."""
     def forward_backward(x):
         with tf.GradientTape() as tape:
             tape.watch(x)

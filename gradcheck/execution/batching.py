@@ -13,7 +13,7 @@ SMALL_ROW = 1 << 16
 ROWS_BUDGET_SECONDS = 0.5
 
 
-def is_small_batch(rows, row_size):
+def _is_small_batch(rows, row_size):
     return rows <= SMALL_BATCH and row_size <= SMALL_ROW
 
 
@@ -29,7 +29,7 @@ def rows_if_cheaper(n_rows, row_size, one_row, target, what):
     only for a function with control flow, and only while the second row's
     time (the first may trace) says all of them fit in ROWS_BUDGET_SECONDS."""
     control_flow = target is not None and has_control_flow(target)
-    if is_small_batch(n_rows, row_size):
+    if _is_small_batch(n_rows, row_size):
         if control_flow or _first_time(target, what):
             return [one_row(b) for b in range(n_rows)]
         return None

@@ -40,9 +40,10 @@ class BatchedEvaluator:
         if self._vectorises:
             rows = rows_if_cheaper(len(batch), batch[0].size, lambda b: self.at(i, batch[b]),
                                    self.target, self._key(i))
-            outputs = self._vectorised_or_none(i, batch) if rows is None else None
-            if outputs is not None:
-                return outputs
+            if rows is None:
+                outputs = self._vectorised_or_none(i, batch)
+                if outputs is not None:
+                    return outputs
         if rows is None:
             rows = [self.at(i, xi) for xi in batch]
         return [np.stack(column) for column in zip(*rows)]

@@ -25,11 +25,13 @@ class GraphRunner(Runner):
         self.built = compiled(target, key, lambda: _GraphBuild(self))
         self._kept = getattr(target, "compiled", None) is not None
 
-    def __getattr__(self, name):
-        # The graph, its placeholders, outputs and gradient ops live in the cached build.
-        if name in _GraphBuild.SHARED:
-            return getattr(self.__dict__["built"], name)
-        raise AttributeError(name)
+    @property
+    def slots(self):
+        return self.built.slots
+
+    @property
+    def integer_inputs_with_gradient(self):
+        return self.built.integer_inputs_with_gradient
 
     def discard_failed_gradient(self):
         # A failed gradient build can leave the graph invalid as a whole (a
@@ -38,50 +40,50 @@ class GraphRunner(Runner):
 
     def _gradients(self, row_cotangents):
         tf = _tf.tf()
-        grads = tf.gradients(self.selected, self.sources, grad_ys=list(row_cotangents))
-        return self.slots.dense(grads, self.sources)
+        grads = tf.gradients(self.built.selected, self.built.sources, grad_ys=list(row_cotangents))
+        return self.built.slots.dense(grads, self.built.sources)
 
     def _build(self, vectorized):
         """Cotangent placeholders and the gradient ops, batched or for one row."""
         tf = _tf.tf()
-        if vectorized not in self._built:
-            with self.graph.as_default(), self.graph.device(self.device):
+        if vectorized not in self.built.gradient_ops:
+            with self.built.graph.as_default(), self.built.graph.device(self.device):
                 self.built.integer_inputs_with_gradient = self._integer_gradients()
                 lead = [self.batch_size] if vectorized else []
                 # Shapes from the forward run: a Defun call's static shape is unknown.
                 placeholders = [tf.compat.v1.placeholder(y.dtype, shape=lead + list(shape))
-                                for y, shape in zip(self.selected, self.selected_shapes)]
+                                for y, shape in zip(self.built.selected, self.built.selected_shapes)]
                 if vectorized:
                     grads = _tf.vectorized_map(self._gradients, placeholders)
                 else:
                     grads = self._gradients(placeholders)
-            self._built[vectorized] = (placeholders, grads)
-        return self._built[vectorized]
+            self.built.gradient_ops[vectorized] = (placeholders, grads)
+        return self.built.gradient_ops[vectorized]
 
     def _integer_gradients(self):
         """Positions of non-differentiable inputs that tf.gradients gives a gradient."""
         tf = _tf.tf()
-        others = [i for i in range(len(self.placeholders)) if i not in self.wrt]
+        others = [i for i in range(len(self.built.placeholders)) if i not in self.wrt]
         if not others:
             return []
         # tf.gradients of a complex output needs grad_ys; any will do to see None.
-        grads = tf.gradients(self.selected, [self.placeholders[i] for i in others],
-                             grad_ys=[tf.ones_like(y) for y in self.selected])
+        grads = tf.gradients(self.built.selected, [self.built.placeholders[i] for i in others],
+                             grad_ys=[tf.ones_like(y) for y in self.built.selected])
         return [i for i, g in zip(others, grads) if g is not None]
 
     def _feed(self):
-        return dict(zip(self.placeholders, self.inputs))
+        return dict(zip(self.built.placeholders, self.inputs))
 
     def start(self):
         # The VJPs run the forward pass too, and each new set of fetches costs a graph
         # optimisation (docs/benchmarks.md): it runs alone only for output shapes the graph lacks.
-        if all(y.shape.is_fully_defined() for y in self.selected):
-            self.built.selected_shapes = [tuple(y.shape.as_list()) for y in self.selected]
+        if all(y.shape.is_fully_defined() for y in self.built.selected):
+            self.built.selected_shapes = [tuple(y.shape.as_list()) for y in self.built.selected]
         else:
             self.forward()
 
     def forward(self):
-        values = [np.asarray(v) for v in self._session_run("forward", self.outputs, self._feed())]
+        values = [np.asarray(v) for v in self._session_run("forward", self.built.outputs, self._feed())]
         self.built.selected_shapes = [values[k].shape for k in self.out_index]
         return values
 
@@ -96,12 +98,12 @@ class GraphRunner(Runner):
 
     def jvp(self, fixed_cotangents, tangents):
         tf = _tf.tf()
-        if "columns" not in self._built:
-            with self.graph.as_default(), self.graph.device(self.device):
+        if "columns" not in self.built.gradient_ops:
+            with self.built.graph.as_default(), self.built.graph.device(self.device):
                 fixed = [tf.compat.v1.placeholder(y.dtype, shape=shape)
-                         for y, shape in zip(self.selected, self.selected_shapes)]
+                         for y, shape in zip(self.built.selected, self.built.selected_shapes)]
                 batch = [tf.compat.v1.placeholder(x.dtype, shape=(None,) + tuple(x.shape))
-                         for x in self.sources]
+                         for x in self.built.sources]
                 grads = self._gradients(fixed)
 
                 def one_column(v):
@@ -110,8 +112,8 @@ class GraphRunner(Runner):
                     return list(columns)
 
                 columns = _tf.vectorized_map(one_column, batch)
-            self._built["columns"] = (fixed, batch, columns)
-        fixed, batch, columns = self._built["columns"]
+            self.built.gradient_ops["columns"] = (fixed, batch, columns)
+        fixed, batch, columns = self.built.gradient_ops["columns"]
         feed = self._feed()
         feed.update(zip(fixed, fixed_cotangents))
         feed.update(zip(batch, tangents))
@@ -121,10 +123,10 @@ class GraphRunner(Runner):
         """`session.run`; on the first run of these fetches, with the partition
         graphs it ran (each node's device) read into the placement."""
         if not self.placement.read_once((self.built.generation, key)):
-            return self.session.run(fetches, feed)
+            return self.built.session.run(fetches, feed)
         tf = _tf.tf()
         metadata = tf.compat.v1.RunMetadata()
-        values = self.session.run(fetches, feed, run_metadata=metadata,
+        values = self.built.session.run(fetches, feed, run_metadata=metadata,
                                   options=tf.compat.v1.RunOptions(output_partition_graphs=True))
         self.placement.add_graphs(metadata.partition_graphs)
         return values
@@ -141,9 +143,6 @@ class _GraphBuild:
     """The graph of one target and input signature, its gradient ops as they
     are built, and its session."""
 
-    SHARED = frozenset({"graph", "session", "placeholders", "outputs", "selected", "sources",
-                        "_built", "slots", "integer_inputs_with_gradient", "selected_shapes"})
-
     def __init__(self, runner):
         self.target, self.device = runner.target, runner.device
         self.wrt, self.out_index = runner.wrt, runner.out_index
@@ -151,6 +150,7 @@ class _GraphBuild:
         self.input_specs = [(np.asarray(v).dtype, np.shape(v)) for v in runner.inputs]
         self.generation = -1  # graphs built so far, less one: a new graph is read anew
         self.session = None
+        self.selected_shapes = None  # the differentiable outputs' shapes, set by start()
         self.renew()
 
     def renew(self):
@@ -170,4 +170,4 @@ class _GraphBuild:
         self.generation += 1
         self.selected = [self.outputs[k] for k in self.out_index]
         self.sources = [self.placeholders[i] for i in self.wrt]
-        self._built = {}
+        self.gradient_ops = {}  # by kind (batched, one row, columns): placeholders and ops
