@@ -4,6 +4,7 @@ import pytest
 import tensorflow as tf
 
 from gradcheck import GradientCheckError, check_gradients
+from gradcheck.execution import batching
 from gradcheck.methods import localise
 from tests.test_builtin_gradients import CASES
 from tests.test_wrong_gradients import (
@@ -73,6 +74,18 @@ def test_a_right_gradient_of_a_large_input_passes_in_every_mode():
     report = check_gradients(lambda x: tf.sin(x) * x, [BIG], method="fast")
     assert report.method == "fast"
     assert {p.mode for p in report.pairs} == {"eager", "function", "graph", "xla"}
+
+
+def test_large_rows_run_one_at_a_time_and_keep_every_verdict(monkeypatch):
+    # Inputs of batching.LARGE_ROW elements or more (4M; lowered here to
+    # BIG's size) get their projection VJPs one row at a time, to save memory.
+    monkeypatch.setattr(batching, "LARGE_ROW", BIG.size)
+    assert check_gradients(lambda x: tf.sin(x) * x, [BIG], method="fast").ok
+    with pytest.raises(GradientCheckError) as caught:
+        check_gradients(wrong_in_one_element, [BIG], method="fast", modes=["eager", "graph"])
+    failed = caught.value.report.failed_pairs
+    assert {p.mode for p in failed} == {"eager", "graph"}
+    assert {(p.worst_output, p.worst_input) for p in failed} == {("output[71234]", "x[71234]")}
 
 
 def test_auto_picks_full_for_small_and_fast_for_large_checks():

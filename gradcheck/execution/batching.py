@@ -11,6 +11,9 @@ SMALL_BATCH = 16
 SMALL_ROW = 1 << 16
 # With control flow, rows run one at a time if the batch would take this long at most.
 ROWS_BUDGET_SECONDS = 0.5
+# Rows this large run one at a time: each already keeps every core busy, and a
+# batch would multiply the pass's memory by its rows (benchmarks/memory.py).
+LARGE_ROW = 1 << 22
 
 
 def _is_small_batch(rows, row_size):
@@ -27,7 +30,10 @@ def rows_if_cheaper(n_rows, row_size, one_row, target, what):
     function is checked again (a Hypothesis run: one trace then serves every
     later example), unless it has control flow. A larger batch runs row by row
     only for a function with control flow, and only while the second row's
-    time (the first may trace) says all of them fit in ROWS_BUDGET_SECONDS."""
+    time (the first may trace) says all of them fit in ROWS_BUDGET_SECONDS.
+    Rows of LARGE_ROW elements or more always run one at a time."""
+    if row_size >= LARGE_ROW:
+        return [one_row(b) for b in range(n_rows)]
     control_flow = target is not None and has_control_flow(target)
     if _is_small_batch(n_rows, row_size):
         if control_flow or _first_time(target, what):

@@ -58,11 +58,13 @@ def _projected_pairs(problem, run, plans, where):
     for position, i in enumerate(problem.wrt):
         plan, x = plans[i], problem.inputs[i]
         tolerance = problem.tolerances.of_pair(x.dtype, *(s.dtype for s in problem.diff_specs))
-        gradients = layout.real_view_batch(grads[position]).astype(np.float64, copy=False)
+        gradients = layout.real_view_batch(grads[position])
         findings = []
         for k in range(len(plan.projections)):
+            # One row in float64 at a time: at 10^8 elements each costs 800 MB.
             findings.append(localise.projection_finding(
-                plan, k, gradients[k], _vjp_rows(problem, run, position), *tolerance))
+                plan, k, gradients[k].astype(np.float64), _vjp_rows(problem, run, position),
+                *tolerance))
             progress.advance(progress.PROJECTIONS)
         pairs.append(_pair(problem, x, findings, plan, where, tolerance))
     return pairs

@@ -118,14 +118,15 @@ class NumericColumn:
 def draw_cotangents(out_size, rng, count):
     """The u vectors, shared by every input so that one batch of VJPs serves all.
     Never all ones: a gradient that ignores its upstream gradient must not pass
-    a scalar output."""
-    return [signed_weights(rng, out_size) for _ in range(count)]
+    a scalar output. Kept in float32, where they are exact, to halve their
+    memory; every product with them is taken in float64."""
+    return [signed_weights(rng, out_size, np.float32) for _ in range(count)]
 
 
 def draw_projections(us, in_size, rng):
     """One v per u. Not signs alone: a gradient with two entries of a row
     swapped is wrong by (a, -a), which a v with equal signs there cancels."""
-    return [Projection(u, signed_weights(rng, in_size)) for u in us]
+    return [Projection(u, signed_weights(rng, in_size, np.float32)) for u in us]
 
 
 class Directional:
@@ -205,9 +206,18 @@ class Directional:
         """u . (f(x + t d) - f(x)) for each step t, one perturbed input at a
         time. The outputs are differenced before the dot product: at 10^6
         outputs the rounding of u . f itself would swamp the change."""
-        direction = np.asarray(direction)
-        return [float(u @ (self._outputs_at(self.x_real + t * direction) - self.f0))
-                for t in steps]
+        return [self._change(direction, u, t) for t in steps]
+
+    def _change(self, direction, u, t):
+        """u . (f(x + t d) - f(x)), in float64 and in place: at 10^8 elements
+        each temporary would cost 800 MB."""
+        x = np.asarray(direction).astype(np.float64)
+        x *= t
+        x += self.x_real
+        change = self._outputs_at(x)  # a new array, from np.concatenate
+        del x
+        change -= self.f0
+        return _dot(u, change)
 
     def _rounding(self, u, h):
         """The differences' rounding error: eps per output, adding up like a
@@ -323,10 +333,31 @@ def column_finding(column, analytic, numeric, u, kinked_entries, atol, rtol):
 def gradient_tolerance(gradient_part, direction, u, atol, rtol):
     """The per-entry tolerances of a projection, adding up like a random walk.
     Non-finite gradient entries get no tolerance: they are wrong whatever it is."""
-    weighted = gradient_part * direction
-    weighted = np.where(np.isfinite(weighted), weighted, 0.0)
-    return (rtol * float(np.sqrt(weighted @ weighted))
+    return (rtol * _finite_norm(gradient_part, direction)
             + atol * float(np.sqrt(np.count_nonzero(direction) + np.count_nonzero(u))))
+
+
+_CHUNK = 1 << 20
+
+
+def _chunks(size):
+    return (slice(start, start + _CHUNK) for start in range(0, size, _CHUNK))
+
+
+def _dot(a, b):
+    """a . b in float64, a chunk at a time: a float64 copy of a float32 vector
+    would cost 8 bytes per element, at the check's peak."""
+    return sum(float(a[c].astype(np.float64) @ b[c]) for c in _chunks(a.size))
+
+
+def _finite_norm(a, b):
+    """The norm of a * b over its finite entries, a chunk at a time (see _dot)."""
+    total = 0.0
+    for c in _chunks(a.size):
+        product = a[c] * b[c].astype(np.float64)
+        product = product[np.isfinite(product)]
+        total += float(product @ product)
+    return float(np.sqrt(total))
 
 
 def allowed_error(tolerance, fd_error):
